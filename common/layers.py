@@ -1,0 +1,505 @@
+"""The patch layers, as journal records, shared by every torch line.
+
+- device layer (every backend): "npu" device op overrides, DEVICE_TO_ATEN, the dynamo device interface;
+- triton-family layer (triton, mlir, dvm): has_triton sees "npu", "npu" in GPU_TYPES, the C++-wrapper two-pass
+  check, the system-info cache key, the benchmarker;
+- triton-registration (triton): the "npu" codegen backend registered with Inductor;
+- ascendc layer: "npu" GPU-like for lowering device selection only, and the backend hook on should_partition;
+- provider loaders (mlir, dvm, ascendc): the provider package that registers that backend's codegen.
+Feature detection decides what a torch line lacks (probes), never the version number.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import json
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+from npu_inductor_compat.common.option import OPTION_RECORD, current_value
+from npu_inductor_compat.common.providers import DeviceProvider
+from npu_inductor_compat.patching import Change, Patch, constant
+
+ALL_LINES = ("v2_7_1", "v2_9", "v2_12")
+DEVICE = "npu"
+PR_40264 = "torch_npu PR 40264 (ascendc backend support for aclgraph capture/replay), torch_npu/_inductor/__init__.py"
+
+CODEGEN_COMMON = "torch._inductor.codegen.common"
+# Registries upstream's register_backend_for_device writes (the last two exist from torch 2.9).
+BACKEND_REGISTRIES = (
+    f"{CODEGEN_COMMON}:device_codegens",
+    f"{CODEGEN_COMMON}:custom_backend_passes",
+    f"{CODEGEN_COMMON}:custom_backend_codegen_configs",
+)
+
+
+def current_npu_backend_option() -> str | None:
+    return current_value()
+
+
+def config_layer() -> tuple[Patch, ...]:
+    return (OPTION_RECORD,)
+
+
+# --------------------------------------------------------------------------------------------- device layer
+def _register_op_overrides(provider: DeviceProvider) -> Callable[[Any], Any]:
+    def register(register_device_op_overrides: Any) -> None:
+        from torch._inductor.codegen.common import get_device_op_overrides
+
+        from npu_inductor_compat.common.npu_codegen import NpuDeviceOpOverrides
+
+        # COMPAT(>= 2.12): built-in overrides load through a flag; up to 2.11 they load only while the dict is empty,
+        # so registering "npu" first would make later cpu/cuda look-ups fail. Load them first on every line.
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 12): drop this warm-up look-up.
+        get_device_op_overrides("cpu")
+        register_device_op_overrides(DEVICE, NpuDeviceOpOverrides(provider.raw_stream_import))
+
+    return register
+
+
+def _has_op_overrides() -> bool:
+    from torch._inductor.codegen import common
+
+    return DEVICE in common.device_op_overrides_dict
+
+
+def _has_device_to_aten() -> bool:
+    """COMPAT(>= 2.15): DEVICE_TO_ATEN is gone (device_to_aten() maps PrivateUse1 itself).
+    CAN REMOVE when MIN_SUPPORTED >= (2, 15): drop the npu-device-to-aten record."""
+    from torch._inductor.codegen import cpp_utils
+
+    table = getattr(cpp_utils, "DEVICE_TO_ATEN", None)
+    return table is None or DEVICE in table
+
+
+def _has_interface() -> bool:
+    from torch._dynamo import device_interface
+
+    return DEVICE in device_interface.device_interfaces
+
+
+def device_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
+    return (
+        Patch(
+            id="npu-device-op-overrides",
+            layer="device",
+            why="Inductor's wrappers ask the device op overrides how to get the raw stream and guard the device",
+            upstream=f"register_device_op_overrides_npu in {PR_40264}",
+            remove_when="torch_npu registers its overrides through torch's PrivateUse1 backend hook",
+            changes=(
+                Change(
+                    f"{CODEGEN_COMMON}:register_device_op_overrides",
+                    _register_op_overrides(provider),
+                    kind="registration",
+                    key=DEVICE,
+                    touches=(f"{CODEGEN_COMMON}:device_op_overrides_dict",),
+                ),
+            ),
+            upstream_has_fix=_has_op_overrides,
+        ),
+        Patch(
+            id="npu-device-to-aten",
+            layer="device",
+            why="the C++ wrapper names the device through DEVICE_TO_ATEN: 'npu not found in DEVICE_TO_ATEN' otherwise",
+            upstream="torch/_inductor/codegen/cpp_utils.py DEVICE_TO_ATEN (torch <= 2.14)",
+            remove_when="MIN_SUPPORTED >= (2, 15): upstream maps PrivateUse1 devices itself",
+            changes=(
+                Change(
+                    "torch._inductor.codegen.cpp_utils:DEVICE_TO_ATEN",
+                    constant("at::kPrivateUse1"),
+                    kind="dict_item",
+                    key=DEVICE,
+                    must_exist=False,
+                ),
+            ),
+            upstream_has_fix=_has_device_to_aten,
+        ),
+        Patch(
+            id="npu-device-interface",
+            layer="device",
+            why="dynamo and Inductor ask the device interface for streams, properties and availability",
+            upstream="torch_npu utils/_dynamo.py _dynamo_register_interface_for_device",
+            remove_when="never: the interface comes from the device provider",
+            changes=(
+                Change(
+                    "torch._dynamo.device_interface:register_interface_for_device",
+                    lambda register: register(DEVICE, provider.device_interface()),
+                    kind="registration",
+                    key=DEVICE,
+                    touches=("torch._dynamo.device_interface:device_interfaces",),
+                ),
+            ),
+            upstream_has_fix=_has_interface,
+        ),
+    )
+
+
+# ------------------------------------------------------------------------------------- triton-family layer
+# Modules that bound has_triton by name at import; the name they look up must be replaced too.
+HAS_TRITON_CONSUMERS = (
+    "torch._inductor.scheduler",
+    "torch._inductor.compile_fx",
+    "torch._dynamo.utils",
+    "torch._inductor.runtime.autotune_cache",
+    "torch._inductor.fx_passes.pad_mm",
+    "torch._inductor.kernel.mm_grouped",  # torch >= 2.9
+    "torch._higher_order_ops.triton_kernel_wrap",
+)
+
+
+def _npu_triton_ready() -> bool:
+    from torch._dynamo.device_interface import get_interface_for_device
+    from torch.utils._triton import has_triton_package
+
+    try:
+        return bool(has_triton_package() and get_interface_for_device(DEVICE).is_available())
+    except NotImplementedError:  # no interface registered for "npu"
+        return False
+
+
+def _wrap_has_triton(original: Callable[..., bool]) -> Callable[..., bool]:
+    if getattr(original, "_npu_inductor_compat", False):
+        return original
+
+    @functools.cache
+    def has_triton(*args: Any, **kwargs: Any) -> bool:
+        return bool(original(*args, **kwargs)) or _npu_triton_ready()
+
+    has_triton.__wrapped__ = original  # type: ignore[attr-defined]
+    has_triton._npu_inductor_compat = True  # type: ignore[attr-defined]
+    return has_triton
+
+
+def _same_wrapper_for_every_consumer(make: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """One wrapper object per original, so torch.utils._triton.has_triton and every consumer's name stay `is`-equal."""
+    made: dict[int, tuple[Any, Any]] = {}
+
+    def replacement(old: Any) -> Any:
+        key = id(old)
+        if key not in made or made[key][0] is not old:
+            made[key] = (old, make(old))
+        return made[key][1]
+
+    return replacement
+
+
+def _clear_gpu_type_cache() -> None:
+    utils = sys.modules.get("torch._inductor.utils")
+    if utils is not None and hasattr(utils.get_gpu_type, "cache_clear"):
+        utils.get_gpu_type.cache_clear()
+
+
+def _npu_is_gpu_type() -> bool:
+    from torch._inductor import utils
+
+    return DEVICE in utils.GPU_TYPES
+
+
+_TWO_PASS_DEVICES = ("cuda", "xpu")
+
+
+def _with_npu_in_two_pass_check(original: Any) -> Any:
+    """Upstream's own codegen_with_cpp_wrapper with "npu" added to its hard-coded ("cuda", "xpu") device list.
+
+    The list is a constant of the method's code object; replacing that one constant keeps upstream's two-pass logic
+    (which differs per torch line) instead of copying it. A torch whose method no longer has the constant fails
+    here with a clear error rather than being patched blindly.
+    """
+    code = original.__code__
+    if _TWO_PASS_DEVICES not in code.co_consts:
+        raise RuntimeError(
+            f"GraphLowering.codegen_with_cpp_wrapper no longer checks the constant {_TWO_PASS_DEVICES}; "
+            "the npu two-pass patch must be re-checked against this torch"
+        )
+    consts = tuple((*c, DEVICE) if c == _TWO_PASS_DEVICES else c for c in code.co_consts)
+    patched = types.FunctionType(
+        code.replace(co_consts=consts), original.__globals__, original.__name__, original.__defaults__,
+        original.__closure__,
+    )
+    patched.__kwdefaults__ = original.__kwdefaults__
+    patched.__qualname__ = original.__qualname__
+    patched.__dict__.update(original.__dict__)
+    patched.__wrapped__ = original  # type: ignore[attr-defined]
+    return patched
+
+
+def _two_pass_knows_npu() -> bool:
+    """COMPAT(>= 2.15): the two-pass check asks _uses_gpu_cpp_wrapper (the device interface) instead of a list.
+    CAN REMOVE when MIN_SUPPORTED >= (2, 15): drop the triton-cpp-wrapper-two-pass record."""
+    from torch._inductor.graph import GraphLowering
+
+    code = GraphLowering.codegen_with_cpp_wrapper.__code__
+    if _TWO_PASS_DEVICES in code.co_consts:
+        return False
+    return any(isinstance(c, tuple) and DEVICE in c for c in code.co_consts) or "_uses_gpu_cpp_wrapper" in code.co_names
+
+
+def _system_info_with_npu(provider: DeviceProvider) -> Callable[[Any], Any]:
+    def make(old: Any) -> Any:
+        original = old.__func__ if isinstance(old, staticmethod) else old
+
+        @functools.cache
+        def get_system() -> dict[str, Any]:
+            from npu_inductor_compat import __version__
+
+            system = {key: value for key, value in original().items() if key != "hash"}
+            system["npu"] = {"provider": provider.name, "npu_inductor_compat": __version__}
+            system["hash"] = hashlib.sha256(json.dumps(system, sort_keys=True).encode("utf-8")).hexdigest()
+            return system
+
+        get_system.__wrapped__ = original  # type: ignore[attr-defined]
+        return staticmethod(get_system)
+
+    return make
+
+
+def _clear_system_info_cache() -> None:
+    codecache = sys.modules.get("torch._inductor.codecache")
+    if codecache is None:
+        return
+    for name in ("get_system", "get_local_cache_path"):
+        function = getattr(codecache.CacheBase, name, None)
+        if hasattr(function, "cache_clear"):
+            function.cache_clear()
+
+
+def _npu_benchmark(self: Any, fn: Any, *, warmup: Any, rep: Any, **kwargs: Any) -> Any:
+    return self.benchmark_gpu(fn, warmup=warmup, rep=rep, **kwargs)
+
+
+def _benchmarker_routes_npu() -> bool:
+    """COMPAT(>= 2.12): benchmarking dispatches on a per-device registry; before, every non-CPU device went to
+    benchmark_gpu, which already serves "npu". CAN REMOVE when MIN_SUPPORTED >= (2, 12): always register."""
+    from torch._inductor.runtime import benchmarking
+
+    registry = getattr(benchmarking, "_BENCHMARK_DISPATCH", None)
+    return registry is None or DEVICE in registry
+
+
+def triton_family_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
+    has_triton = _same_wrapper_for_every_consumer(_wrap_has_triton)
+    return (
+        Patch(
+            id="triton-has-triton-npu",
+            layer="triton-family",
+            why="has_triton() only knows cuda/xpu/cpu: Inductor raises TritonMissing or falls back to CPU codegen",
+            upstream=f"patch_has_triton in {PR_40264}",
+            remove_when="torch's has_triton asks the device interface (is_triton_capable) on every supported line",
+            changes=(
+                Change("torch.utils._triton:has_triton", has_triton),
+                *(Change(f"{module}:has_triton", has_triton, optional=True) for module in HAS_TRITON_CONSUMERS),
+            ),
+        ),
+        Patch(
+            id="triton-gpu-types-npu",
+            layer="triton-family",
+            why="Inductor treats a device as GPU-like (Triton codegen, device guards) only when it is in GPU_TYPES",
+            upstream=f"patch_is_gpu in {PR_40264} (appends on every call; here once, and undone)",
+            remove_when="GPU_TYPES is derived from DeviceInterface.is_gpu() on every supported line (2.15)",
+            changes=(Change("torch._inductor.utils:GPU_TYPES", constant(DEVICE), kind="list_item"),),
+            upstream_has_fix=_npu_is_gpu_type,
+            refresh=_clear_gpu_type_cache,
+        ),
+        Patch(
+            id="triton-cpp-wrapper-two-pass",
+            layer="triton-family",
+            why="cpp_wrapper's two-pass codegen (autotune first, then C++) is hard-coded for ['cuda', 'xpu']",
+            upstream=f"patch_codegen_with_cpp_wrapper in {PR_40264}",
+            remove_when="MIN_SUPPORTED >= (2, 15): the check asks _uses_gpu_cpp_wrapper",
+            changes=(Change("torch._inductor.graph:GraphLowering.codegen_with_cpp_wrapper", _with_npu_in_two_pass_check),),
+            upstream_has_fix=_two_pass_knows_npu,
+        ),
+        Patch(
+            id="triton-cache-system-npu",
+            layer="triton-family",
+            why="Inductor's cache key describes only the CUDA device; NPU artefacts must not share keys with others",
+            upstream=f"patch_cache_base_get_system in {PR_40264}",
+            remove_when="torch 2.15's get_cache_system_info device hook is available on every supported line",
+            changes=(Change("torch._inductor.codecache:CacheBase.get_system", _system_info_with_npu(provider)),),
+            refresh=_clear_system_info_cache,
+        ),
+        Patch(
+            id="triton-benchmarker-npu",
+            layer="triton-family",
+            why="torch >= 2.12 benchmarks through a per-device registry that has no 'npu' entry",
+            upstream="torch/_inductor/runtime/benchmarking.py register_benchmarker (torch 2.12)",
+            remove_when="torch_npu registers its benchmarker itself",
+            changes=(
+                Change(
+                    "torch._inductor.runtime.benchmarking:register_benchmarker",
+                    lambda register: register(DEVICE, _npu_benchmark, override=True),
+                    kind="registration",
+                    key=DEVICE,
+                    touches=("torch._inductor.runtime.benchmarking:_BENCHMARK_DISPATCH",),
+                ),
+            ),
+            upstream_has_fix=_benchmarker_routes_npu,
+        ),
+    )
+
+
+def triton_registration_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
+    def register(register_backend_for_device: Any) -> None:
+        from npu_inductor_compat.common.npu_codegen import default_codegen_classes
+
+        classes = provider.codegen_classes() if provider.codegen_classes else default_codegen_classes()
+        scheduling, wrapper, cpp_wrapper = classes
+        # COMPAT(>= 2.9): a 5th positional parameter (device_fx_wrapper_codegen) was inserted, so a positional
+        # call binds to the wrong slot on some line: keywords on every line.
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 9): nothing to remove, keywords stay.
+        register_backend_for_device(
+            device=DEVICE,
+            device_scheduling=scheduling,
+            device_wrapper_codegen=wrapper,
+            device_cpp_wrapper_codegen=cpp_wrapper,
+        )
+
+    return (
+        Patch(
+            id="triton-register-npu-backend",
+            layer="triton-registration",
+            why="Inductor generates code for a device only through the scheduling and wrappers registered for it",
+            upstream=f"_load_triton_backend in {PR_40264}",
+            remove_when="never: this is how a device backend is registered",
+            changes=(
+                Change(
+                    f"{CODEGEN_COMMON}:register_backend_for_device",
+                    register,
+                    kind="registration",
+                    key=DEVICE,
+                    touches=BACKEND_REGISTRIES,
+                ),
+            ),
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------- ascendc layer
+def _lowering_is_gpu_with_npu(original: Callable[[str], bool]) -> Callable[[str], bool]:
+    def is_gpu(device: str) -> bool:
+        return device == DEVICE or original(device)
+
+    is_gpu.__wrapped__ = original  # type: ignore[attr-defined]
+    return is_gpu
+
+
+def _lowering_treats_npu_as_gpu() -> bool:
+    from torch._inductor import lowering
+
+    return bool(lowering.is_gpu(DEVICE))
+
+
+def _should_partition_with_backend_hook(original: Callable[..., Any]) -> Callable[..., Any]:
+    def should_partition(self: Any, node: Any, *args: Any, **kwargs: Any) -> Any:
+        device = node.get_device()
+        if device is not None:
+            hook = getattr(self.get_backend(device), "scheduler_should_partition_override", None)
+            if hook is not None:
+                return hook(self, node, original)
+        return original(self, node, *args, **kwargs)
+
+    should_partition.__wrapped__ = original  # type: ignore[attr-defined]
+    return should_partition
+
+
+def ascendc_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
+    return (
+        Patch(
+            id="ascendc-lowering-gpu-like",
+            layer="ascendc",
+            why=(
+                "lowering picks the output device of pointwise ops by is_gpu(); 'npu' must win over CPU inputs, but "
+                "must stay out of GPU_TYPES, where the scheduler would demand Triton, which ascendc does not use"
+            ),
+            upstream="torch_npu _inductor/ascendc/__init__.py _patch_inductor_lowering_device_selection (PR 40264 review P2)",
+            remove_when="Inductor asks the device interface whether a device is GPU-like (torch 2.15 DeviceInterface.is_gpu)",
+            changes=(Change("torch._inductor.lowering:is_gpu", _lowering_is_gpu_with_npu),),
+            upstream_has_fix=_lowering_treats_npu_as_gpu,
+        ),
+        Patch(
+            id="ascendc-should-partition-hook",
+            layer="ascendc",
+            why=(
+                "aclgraph capture/replay needs npu nodes partitioned like GPU nodes; the backend decides through "
+                "scheduler_should_partition_override(scheduler, node, orig_fn)"
+            ),
+            upstream="torch_npu _inductor/ascendc/__init__.py _should_partition (PR 40264)",
+            remove_when="Inductor offers a per-backend partition hook",
+            changes=(Change("torch._inductor.scheduler:Scheduler.should_partition", _should_partition_with_backend_hook),),
+        ),
+    )
+
+
+# ------------------------------------------------------------------------------------------ provider loaders
+def _provider_loader(backend: str, steps: tuple[tuple[str, str | None], ...]) -> Patch:
+    """Import the provider modules that register a backend (calling a named function where one is needed).
+
+    Journaled as a registration: whatever they write for "npu" into Inductor's backend and interface registries
+    is undone exactly. A module imported before registers only once, so its first registration is kept and
+    replayed on re-activation.
+    """
+    first_seen: dict[str, Any] = {}
+
+    def load(import_module: Callable[[str], Any]) -> None:
+        from torch._inductor.codegen import common
+
+        for module_name, function in steps:
+            module = import_module(module_name)
+            if function is not None:
+                getattr(module, function)()
+        if DEVICE in common.device_codegens:
+            first_seen.setdefault("codegen", common.device_codegens[DEVICE])
+        elif "codegen" in first_seen:
+            common.device_codegens[DEVICE] = first_seen["codegen"]
+        else:
+            raise ImportError(f"importing {', '.join(m for m, _ in steps)} registered no 'npu' codegen for {backend}")
+
+    return Patch(
+        id=f"{backend}-provider-loader",
+        layer=f"{backend}-loader",
+        why=f"the {backend} backend's scheduling and wrappers come from torch_npu's {backend} package",
+        upstream=f"_load_{backend}_backend in {PR_40264}",
+        remove_when="never: this is how the backend is loaded",
+        lines=ALL_LINES,
+        changes=(
+            Change(
+                "importlib:import_module",
+                load,
+                kind="registration",
+                key=DEVICE,
+                touches=(*BACKEND_REGISTRIES, "torch._dynamo.device_interface:device_interfaces"),
+            ),
+        ),
+    )
+
+
+MLIR_PLUGIN = "torch_npu._inductor.ascend_npu_ir.ascend_npu_ir.npu.npu_inductor_plugin"
+PROVIDER_LOADERS: dict[str, Patch] = {
+    "mlir": _provider_loader("mlir", ((MLIR_PLUGIN, "register_mlir_codegen_backend"),)),
+    "dvm": _provider_loader(
+        "dvm", ((MLIR_PLUGIN, "register_mlir_codegen_backend"), ("torch_npu._inductor.dvm.mlir_fusion", None))
+    ),
+    "ascendc": _provider_loader("ascendc", (("torch_npu._inductor.ascendc", None),)),
+}
+
+
+LAYERS: dict[str, Callable[[DeviceProvider], tuple[Patch, ...]]] = {
+    "triton-family": triton_family_layer,
+    "triton-registration": triton_registration_layer,
+    "ascendc": ascendc_layer,
+    **{f"{name}-loader": (lambda _provider, record=record: (record,)) for name, record in PROVIDER_LOADERS.items()},
+}
+
+
+def all_layer_ids() -> frozenset[str]:
+    """Every layer record id, for validating NPU_INDUCTOR_COMPAT_DISABLE (builds records, applies nothing)."""
+    from npu_inductor_compat.common.providers import TORCH_NPU
+
+    ids = {record.id for record in config_layer() + device_layer(TORCH_NPU)}
+    for build in LAYERS.values():
+        ids.update(record.id for record in build(TORCH_NPU))
+    return frozenset(ids)

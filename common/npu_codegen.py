@@ -1,0 +1,55 @@
+"""This package's own NPU codegen pieces, used when the device provider does not bring torch_npu's.
+
+Imported only when a layer is applied (it imports Inductor).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch._inductor.codegen.cpp_wrapper_gpu import CppWrapperGpu
+from torch._inductor.codegen.cuda.device_op_overrides import CUDADeviceOpOverrides
+
+
+class NpuDeviceOpOverrides(CUDADeviceOpOverrides):  # type: ignore[misc]
+    """Python-wrapper snippets for "npu": the provider's raw-stream getter, and ``torch.npu``'s device API
+    (torch_npu's ``torch.npu.set_device`` / ``synchronize`` / ``device``) in place of ``torch.cuda``'s."""
+
+    def __init__(self, raw_stream_import: str) -> None:
+        super().__init__()
+        self._raw_stream_import = raw_stream_import
+
+    def import_get_raw_stream_as(self, name: str) -> str:
+        return self._raw_stream_import.format(name=name)
+
+    def set_device(self, device_idx: int) -> str:
+        return f"torch.npu.set_device({device_idx})"
+
+    def synchronize(self) -> str:
+        return "torch.npu.synchronize()"
+
+    def device_guard(self, device_idx: int) -> str:
+        return f"torch.npu.device({device_idx})"
+
+
+class NpuCppWrapperPending(CppWrapperGpu):  # type: ignore[misc]
+    """Placeholder for the NPU C++ wrapper: upstream's GPU C++ wrapper would emit CUDA driver calls for an NPU.
+
+    Registered so that ``cpp_wrapper=True`` fails with a message that says what is missing, instead of
+    Inductor's bare "Device npu not supported" assertion or silently CUDA-flavoured C++.
+    """
+
+    @staticmethod
+    def create(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            "npu_inductor_compat: this package's NPU C++ wrapper (ACL launches with workspace and sync-block locks) "
+            "is not available yet; use cpp_wrapper=False, or install torch_npu, whose C++ wrapper is then used"
+        )
+
+
+def default_codegen_classes() -> tuple[type, type, type]:
+    """(scheduling, Python wrapper, C++ wrapper) for "npu" when the provider brings none."""
+    from torch._inductor.codegen.triton import TritonScheduling
+    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+
+    return TritonScheduling, PythonWrapperCodegen, NpuCppWrapperPending

@@ -1,0 +1,88 @@
+"""The ``npu_backend`` Inductor option: injected into ``torch._inductor.config`` so ``torch.compile`` accepts it.
+
+``torch.compile(..., options={"npu_backend": "ascendc"})`` is validated by Inductor's own option check, which calls
+``isinstance(value, <the option's value_type>)``. The value type below answers that check by validating the name, so
+a typo fails at ``torch.compile`` with the list of valid backends instead of much later.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from typing import Any
+
+from npu_inductor_compat.patching import Change, Patch
+
+OPTION = "npu_backend"
+CONFIG_MODULE = "torch._inductor.config"
+
+
+class _ValidatesBackendName(type):
+    def __instancecheck__(cls, value: object) -> bool:
+        from npu_inductor_compat.common.backends import normalise
+
+        normalise(value, f"torch.compile option {OPTION!r}")  # raises ValueError naming the valid backends
+        return True
+
+
+class NpuBackendName(str, metaclass=_ValidatesBackendName):
+    """The value type of the ``npu_backend`` option: a backend name from the table in common.backends."""
+
+
+def _new_config_entry(default: Any, value_type: type, name: str) -> Any:
+    """COMPAT(>= 2.12): ``_ConfigEntry(config, name)`` (a ContextVar per option); before that ``_ConfigEntry(config)``.
+    COMPAT(>= 2.10): ``_Config`` is keyword-only, so keywords are passed on every line.
+    CAN REMOVE when MIN_SUPPORTED >= (2, 12): always pass the name.
+    """
+    from torch.utils._config_module import _Config, _ConfigEntry
+
+    config = _Config(default=default, value_type=value_type)
+    if "name" in inspect.signature(_ConfigEntry.__init__).parameters:
+        return _ConfigEntry(config, name)
+    return _ConfigEntry(config)
+
+
+def _config_hash_dirty() -> None:
+    # The config hash (part of Inductor's FX-graph cache key) is memoised; adding or removing an option changes it.
+    config = sys.modules.get(CONFIG_MODULE)
+    if config is not None:
+        config._is_dirty = True
+
+
+def _torch_npu_defined_it() -> bool:
+    # torch_npu injects its own npu_backend entry when its _inductor package loads; then ours is not needed.
+    import torch._inductor.config as config
+
+    return OPTION in config._config
+
+
+def current_value() -> str | None:
+    """The option's value if it has been injected and set, without importing Inductor to find out."""
+    config = sys.modules.get(CONFIG_MODULE)
+    if config is None or OPTION not in getattr(config, "_config", {}):
+        return None
+    value = getattr(config, OPTION)
+    # Ours defaults to None, torch_npu's own entry to "default": both mean "not chosen by the option".
+    if value is None or value == "default":
+        return None
+    return str(value)
+
+
+OPTION_RECORD = Patch(
+    id="npu-backend-option",
+    layer="config",
+    why="torch.compile rejects unknown options; users select the NPU backend with options={'npu_backend': ...}",
+    upstream="torch_npu _dynamo.py injects npu_backend by patching ConfigModule.get_config_copy (PR 40264)",
+    remove_when="never while torch has no per-device compile option routed through torch.compile(options=...)",
+    changes=(
+        Change(
+            f"{CONFIG_MODULE}:_config",
+            lambda _old: _new_config_entry(None, NpuBackendName, OPTION),
+            kind="dict_item",
+            key=OPTION,
+            must_exist=False,
+        ),
+    ),
+    upstream_has_fix=_torch_npu_defined_it,
+    refresh=_config_hash_dirty,
+)

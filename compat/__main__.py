@@ -1,0 +1,63 @@
+"""`python -m npu_inductor_compat`: the report — versions, the chosen line and why, the backend, every fix's status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from npu_inductor_compat.activation import activate, status
+from npu_inductor_compat.dispatch import UnsupportedTorchVersion, supported_lines_text
+from npu_inductor_compat.patching import PatchError
+
+
+def format_report(report: dict[str, Any]) -> str:
+    versions = report["versions"]
+    lines = ["npu-inductor-compat report", ""]
+    for name in ("npu_inductor_compat", "python", "torch", "torch_npu", "triton", "triton_ascend"):
+        lines.append(f"  {name:<20} {versions.get(name) or 'not installed'}")
+    lines += ["", f"line     {report['line']}  ({report['line_reason']})"]
+    lines.append(f"backend  {report['backend'] or 'none (no backend layers applied)'}")
+    for item in report["skipped"]:
+        lines.append(f"  skipped {item['what']}: {item['why']}")
+    lines += ["", "fixes and layers:"]
+    if not report["fixes"]:
+        lines.append("  (none declared)")
+    width = max((len(fix["id"]) for fix in report["fixes"]), default=0)
+    for fix in report["fixes"]:
+        state = fix["status"] + (f": {fix['detail']}" if fix["detail"] else "")
+        lines.append(f"  {fix['id']:<{width}}  [{fix['layer']}]  {state}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m npu_inductor_compat",
+        description="Activate for the installed torch and report what was chosen and applied.",
+    )
+    parser.add_argument("--json", action="store_true", help="print status() as JSON")
+    parser.add_argument("--backend", default=None, help="NPU backend to activate (triton, mlir, dvm, ascendc)")
+    args = parser.parse_args(argv)
+    try:
+        report = activate(args.backend)
+    except UnsupportedTorchVersion as err:
+        print(f"npu_inductor_compat: unsupported torch: {err}", file=sys.stderr)
+        print(f"supported: {supported_lines_text()}", file=sys.stderr)
+        return 1
+    except (ImportError, ValueError, PatchError) as err:
+        print(f"npu_inductor_compat: activation failed, nothing applied: {err}", file=sys.stderr)
+        try:
+            report = status()
+        except Exception:
+            return 1
+        if args.json:
+            print(json.dumps(report, indent=2))
+        return 1
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

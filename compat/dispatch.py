@@ -1,0 +1,146 @@
+"""The dispatcher: a table of torch release ranges → version modules, resolved once, lazily, with importlib."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+import warnings
+from dataclasses import dataclass
+from types import ModuleType
+
+from npu_inductor_compat.version import Release, TorchVersion, torch_version
+
+log = logging.getLogger("npu_inductor_compat")
+
+STRICT_ENV = "NPU_INDUCTOR_COMPAT_STRICT"
+
+
+class UnsupportedTorchVersion(ImportError):
+    """The installed (or given) torch is outside the range this package supports."""
+
+
+class UntestedTorchVersionWarning(UserWarning):
+    """The torch release is newer than the newest one tested; the newest version module is used."""
+
+
+@dataclass(frozen=True)
+class Line:
+    """One version module and the torch releases it serves: ``first <= release < end``."""
+
+    module: str
+    first: Release
+    end: Release | None
+    summary: str
+
+    def covers(self, release: Release) -> bool:
+        return self.first <= release and (self.end is None or release < self.end)
+
+    @property
+    def span(self) -> str:
+        first = ".".join(map(str, self.first))
+        if self.end is None:
+            return f">= {first}"
+        return f"[{first}, {'.'.join(map(str, self.end))})"
+
+
+LINES: tuple[Line, ...] = (
+    Line("v2_7_1", (2, 7, 1), (2, 9, 0), "torch 2.7.x-2.8.x: old flex path, plain flex backward grid"),
+    Line("v2_9", (2, 9, 0), (2, 12, 0), "torch 2.9.x-2.11.x: flex/ package, symbolic grids, 7-parameter registration"),
+    Line("v2_12", (2, 12, 0), None, "torch 2.12.x and newer: ContextVar config entries, lazy C++ kernel compile"),
+)
+
+# The newest torch minor release the test matrix runs (noxfile.py's TORCH_LINES); anything newer gets a warning.
+NEWEST_TESTED: tuple[int, int] = (2, 12)
+
+
+def supported_lines_text() -> str:
+    return "; ".join(f"{line.module} for torch {line.span}" for line in LINES)
+
+
+@dataclass(frozen=True)
+class LineChoice:
+    """Which version module serves a torch version, and why."""
+
+    line: Line
+    version: TorchVersion
+    reason: str
+    # Set when the release is newer than the newest tested line: the text of the warning resolve() gives.
+    untested_warning: str | None = None
+
+    @property
+    def untested(self) -> bool:
+        return self.untested_warning is not None
+
+    @property
+    def module_name(self) -> str:
+        return f"npu_inductor_compat.{self.line.module}"
+
+
+def _strict() -> bool:
+    value = os.environ.get(STRICT_ENV, "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{STRICT_ENV}={os.environ[STRICT_ENV]!r}: expected 1/0 (or true/false, yes/no, on/off)")
+
+
+def choose_line(version: str | None = None) -> LineChoice:
+    """Pick the version module for ``version`` (default: the installed torch). Pure: imports nothing."""
+    found = torch_version(version)
+    release = found.release
+    build_note = f" (build {found.text!r} treated as release {found.release_text})" if found.mapped else ""
+    if release < LINES[0].first:
+        raise UnsupportedTorchVersion(
+            f"torch {found.text} is older than the oldest supported release "
+            f"{'.'.join(map(str, LINES[0].first))}; supported lines: {supported_lines_text()}"
+        )
+    for line in LINES:
+        if line.covers(release):
+            break
+    else:  # pragma: no cover - the last line is open-ended
+        raise AssertionError("LINES must end with an open range")
+    reason = f"torch {found.release_text}{build_note} from {found.source} is in {line.span}"
+    message = None
+    if release[:2] > NEWEST_TESTED:
+        newest = ".".join(map(str, NEWEST_TESTED))
+        message = (
+            f"torch {found.text} is newer than the newest tested release line {newest}.x; "
+            f"using {line.module}, the newest version module"
+        )
+        if _strict():
+            raise UnsupportedTorchVersion(f"{message}; refused because {STRICT_ENV}=1. Supported: {supported_lines_text()}")
+        reason += f"; untested: newer than {newest}.x"
+    return LineChoice(line, found, reason, message)
+
+
+def torch_line(version: str | None = None) -> str:
+    """The version module name (``"v2_7_1"``, ``"v2_9"`` or ``"v2_12"``) serving ``version`` or the installed torch."""
+    return choose_line(version).line.module
+
+
+_lock = threading.Lock()
+_resolved: tuple[LineChoice, ModuleType] | None = None
+
+
+def resolve() -> tuple[LineChoice, ModuleType]:
+    """Choose and import the version module for the installed torch, once per process."""
+    global _resolved
+    with _lock:
+        if _resolved is None:
+            choice = choose_line()
+            if choice.untested_warning:
+                warnings.warn(f"npu_inductor_compat: {choice.untested_warning}", UntestedTorchVersionWarning, stacklevel=3)
+            module = importlib.import_module(choice.module_name)
+            log.info("npu_inductor_compat: using %s (%s)", choice.line.module, choice.reason)
+            _resolved = (choice, module)
+        return _resolved
+
+
+def _forget_resolution() -> None:
+    """Tests only: make the next resolve() choose again (for example after changing the env override)."""
+    global _resolved
+    with _lock:
+        _resolved = None

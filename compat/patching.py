@@ -1,0 +1,387 @@
+"""The patch journal: every fix and layer is a `Patch` record applied and undone through one `Journal`.
+
+A record says what it changes (targets), why, where upstream stands, which torch lines it is for, how to tell that
+upstream already has the fix (a probe) and when it can be deleted. Applying records the exact previous state
+(owner, name, existed, old object), so undo puts back the identical objects, last first.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+from collections.abc import Callable, Hashable, Iterable, MutableMapping, MutableSequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+log = logging.getLogger("npu_inductor_compat")
+
+
+class _Absent:
+    """Marks an attribute or key that did not exist before a patch."""
+
+    _instance: _Absent | None = None
+
+    def __new__(cls) -> _Absent:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+ABSENT: Any = _Absent()
+
+
+class PatchError(RuntimeError):
+    """A patch could not be applied or undone; the message names the patch id."""
+
+
+class PatchTargetMissing(PatchError, AttributeError):
+    """A patch's target does not exist in the installed torch (the upstream code it expects has moved)."""
+
+
+class ActivationFailed(PatchError):
+    """A group of patches failed part-way; everything that group applied has been rolled back."""
+
+
+ChangeKind = Literal["attr", "list_item", "dict_item", "registration"]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One edit to a live object.
+
+    target: ``"package.module:Qual.name"``. The part before ``:`` is imported; the part after is walked with getattr.
+    kind:
+      - ``attr``: set the attribute ``Qual.name`` to ``replacement(old)`` (``old`` is ABSENT when it did not exist);
+      - ``list_item``: the target is a list; add ``replacement(the list)`` to it unless already present;
+      - ``dict_item``: the target is a dict; set ``[key]`` to ``replacement(old value or ABSENT)``;
+      - ``registration``: the target is an upstream registration function; ``replacement(function)`` calls it, and
+        the entries it writes under ``key`` in each dict named by ``touches`` are journaled (so undo is exact
+        while upstream's own registration API does the work).
+    must_exist: for ``attr``/``dict_item``, whether a missing attribute or key is an error or a new entry.
+    optional: a target whose module or owner does not exist on this torch is skipped instead of an error
+      (for consumers that only some torch lines have).
+    """
+
+    target: str
+    replacement: Callable[[Any], Any]
+    kind: ChangeKind = "attr"
+    key: Hashable = None
+    must_exist: bool = True
+    optional: bool = False
+    touches: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for target in (self.target, *self.touches):
+            if ":" not in target or not all(target.split(":", 1)):
+                raise ValueError(f"change target {target!r} must look like 'package.module:Attribute.path'")
+        if self.kind not in ("attr", "list_item", "dict_item", "registration"):
+            raise ValueError(f"change kind {self.kind!r} must be one of attr, list_item, dict_item, registration")
+        if self.kind == "registration" and not self.touches:
+            raise ValueError(f"registration change {self.target!r} must name the registries it touches")
+
+    def describe(self) -> str:
+        if self.kind in ("dict_item", "registration"):
+            return f"{self.target}[{self.key!r}]"
+        if self.kind == "list_item":
+            return f"{self.target} (+item)"
+        return self.target
+
+
+@dataclass(frozen=True)
+class Patch:
+    """A fix or layer as data: what it changes, why, and when it can go."""
+
+    id: str
+    why: str
+    upstream: str
+    remove_when: str
+    changes: tuple[Change, ...]
+    lines: tuple[str, ...] = ("v2_7_1", "v2_9", "v2_12")
+    layer: str = "fix"
+    # True when the installed torch already has the fix (then nothing is applied). Feature detection preferred.
+    upstream_has_fix: Callable[[], bool] | None = None
+    # Run after the changes are applied and after they are undone (e.g. clearing a cache that saw the old value).
+    refresh: Callable[[], None] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.id or not self.id.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"patch id {self.id!r} must be non-empty and use letters, digits, '-' and '_'")
+        if not self.changes:
+            raise ValueError(f"patch {self.id!r} changes nothing")
+        for text, name in ((self.why, "why"), (self.upstream, "upstream"), (self.remove_when, "remove_when")):
+            if not text.strip():
+                raise ValueError(f"patch {self.id!r} needs a non-empty {name!r}")
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return tuple(change.describe() for change in self.changes)
+
+
+def constant(value: Any) -> Callable[[Any], Any]:
+    """A replacement that ignores the old value."""
+    return lambda _old: value
+
+
+@dataclass
+class _Applied:
+    patch_id: str
+    change: Change
+    owner: Any
+    name: Any  # attribute name, dict key, or the list item added
+    existed: bool
+    old: Any
+    new: Any
+
+
+def _resolve_owner(patch_id: str, change: Change) -> tuple[Any, str]:
+    module_name, _, qualname = change.target.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as err:
+        raise PatchTargetMissing(
+            f"patch {patch_id!r}: target {change.target!r}: cannot import module {module_name!r} ({err})"
+        ) from err
+    parts = qualname.split(".")
+    walked = module_name
+    for part in parts[:-1]:
+        walked += f".{part}" if walked != module_name else f":{part}"
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r}: {walked} does not exist") from None
+    return obj, parts[-1]
+
+
+def _own_value(owner: Any, name: str) -> Any:
+    """The value as stored on the owner itself (class __dict__, so staticmethod/classmethod objects survive)."""
+    if isinstance(owner, type):
+        return owner.__dict__.get(name, ABSENT)
+    try:
+        return vars(owner).get(name, ABSENT)
+    except TypeError:  # no __dict__ (slots, builtins): fall back to attribute access
+        return getattr(owner, name, ABSENT)
+
+
+def _registry(patch_id: str, target: str) -> MutableMapping[Any, Any] | None:
+    try:
+        owner, name = _resolve_owner(patch_id, Change(target, constant(None)))
+    except PatchTargetMissing:
+        return None
+    found = getattr(owner, name, None)
+    if found is None:
+        return None
+    if not isinstance(found, MutableMapping):
+        raise PatchError(f"patch {patch_id!r}: registry {target!r} is a {type(found).__name__}, not a dict")
+    return found
+
+
+def _apply_change(patch_id: str, change: Change) -> _Applied | None:
+    """Apply one change; None when there was nothing to do (a list item already present, an optional target)."""
+    try:
+        owner, name = _resolve_owner(patch_id, change)
+    except PatchTargetMissing:
+        if change.optional:
+            return None
+        raise
+    if change.optional and not hasattr(owner, name):
+        return None
+    if change.kind == "registration":
+        function = getattr(owner, name, ABSENT)
+        if not callable(function):
+            raise PatchTargetMissing(f"patch {patch_id!r}: registration function {change.target!r} does not exist")
+        # Registries that do not exist on this torch line are simply not written by its registration function.
+        registries = [(target, found) for target in change.touches if (found := _registry(patch_id, target)) is not None]
+        before = [(found, change.key in found, found.get(change.key, ABSENT)) for _, found in registries]
+        entry = _Applied(patch_id, change, before, change.key, True, None, None)
+        try:
+            change.replacement(function)
+        except BaseException:
+            _undo_change(entry)
+            raise
+        entry.new = [found.get(change.key, ABSENT) for found, _, _ in before]
+        return entry
+    if change.kind == "attr":
+        old = _own_value(owner, name)
+        if old is ABSENT and change.must_exist and not hasattr(owner, name):
+            raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r} does not exist")
+        new = change.replacement(old if old is not ABSENT else getattr(owner, name, ABSENT))
+        setattr(owner, name, new)
+        return _Applied(patch_id, change, owner, name, old is not ABSENT, old, new)
+
+    container = getattr(owner, name, ABSENT)
+    if container is ABSENT:
+        raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r} does not exist")
+    if change.kind == "list_item":
+        if not isinstance(container, MutableSequence):
+            raise PatchError(f"patch {patch_id!r}: {change.target!r} is a {type(container).__name__}, not a list")
+        item = change.replacement(container)
+        if item in container:
+            return None
+        container.append(item)
+        return _Applied(patch_id, change, container, item, False, ABSENT, item)
+
+    if not isinstance(container, MutableMapping):
+        raise PatchError(f"patch {patch_id!r}: {change.target!r} is a {type(container).__name__}, not a dict")
+    old = container.get(change.key, ABSENT)
+    if old is ABSENT and change.must_exist:
+        raise PatchTargetMissing(f"patch {patch_id!r}: key {change.key!r} missing from {change.target!r}")
+    new = change.replacement(old)
+    container[change.key] = new
+    return _Applied(patch_id, change, container, change.key, old is not ABSENT, old, new)
+
+
+def _undo_change(entry: _Applied) -> None:
+    kind = entry.change.kind
+    if kind == "registration":
+        for registry, existed, old in entry.owner:
+            if existed:
+                registry[entry.name] = old
+            else:
+                registry.pop(entry.name, None)
+    elif kind == "attr":
+        current = _own_value(entry.owner, entry.name)
+        if current is not entry.new:
+            log.warning(
+                "npu_inductor_compat: %s was replaced by someone else after patch %r; restoring the original anyway",
+                entry.change.target,
+                entry.patch_id,
+            )
+        if entry.existed:
+            setattr(entry.owner, entry.name, entry.old)
+        elif current is not ABSENT:
+            delattr(entry.owner, entry.name)
+    elif kind == "list_item":
+        for index in range(len(entry.owner) - 1, -1, -1):
+            if entry.owner[index] is entry.new or entry.owner[index] == entry.new:
+                del entry.owner[index]
+                break
+    else:
+        if entry.existed:
+            entry.owner[entry.name] = entry.old
+        else:
+            entry.owner.pop(entry.name, None)
+
+
+def _redo_change(entry: _Applied) -> None:
+    if entry.change.kind == "registration":
+        for (registry, _, _), new in zip(entry.owner, entry.new, strict=True):
+            if new is ABSENT:
+                registry.pop(entry.name, None)
+            else:
+                registry[entry.name] = new
+    elif entry.change.kind == "attr":
+        setattr(entry.owner, entry.name, entry.new)
+    elif entry.change.kind == "list_item":
+        entry.owner.append(entry.new)
+    else:
+        entry.owner[entry.name] = entry.new
+
+
+def _refresh_quietly(patch: Patch) -> None:
+    """Refresh after an undo or rollback: a failing refresh must not stop the rest of the restore."""
+    if patch.refresh is None:
+        return
+    try:
+        patch.refresh()
+    except Exception as err:
+        log.warning("npu_inductor_compat: refreshing after undoing %r failed: %r", patch.id, err)
+
+
+@dataclass
+class Journal:
+    """Applied patches, in order, with everything needed to undo them exactly. Thread-safe."""
+
+    _entries: list[_Applied] = field(default_factory=list)
+    _applied: dict[str, Patch] = field(default_factory=dict)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    def is_applied(self, patch_id: str) -> bool:
+        with self._lock:
+            return patch_id in self._applied
+
+    def applied(self) -> list[Patch]:
+        """Applied patches in the order they were applied."""
+        with self._lock:
+            return list(self._applied.values())
+
+    def apply(self, patches: Iterable[Patch]) -> list[Patch]:
+        """Apply each patch not yet applied, in order; all or nothing. Returns the newly applied patches."""
+        with self._lock:
+            start = len(self._entries)
+            done: list[Patch] = []
+            failed = "<none>"
+            try:
+                for patch in patches:
+                    if patch.id in self._applied:
+                        continue
+                    failed = patch.id
+                    for change in patch.changes:
+                        entry = _apply_change(patch.id, change)
+                        if entry is not None:
+                            self._entries.append(entry)
+                    self._applied[patch.id] = patch
+                    done.append(patch)
+                    if patch.refresh is not None:
+                        patch.refresh()
+                    log.debug("npu_inductor_compat: applied %s -> %s", patch.id, ", ".join(patch.targets))
+            except BaseException as err:
+                self._rollback_to(start, done)
+                log.warning("npu_inductor_compat: patch %r failed (%s); rolled back %d patch(es)", failed, err, len(done))
+                if isinstance(err, PatchError):
+                    raise
+                raise ActivationFailed(f"patch {failed!r} failed: {type(err).__name__}: {err}") from err
+            return done
+
+    def _rollback_to(self, start: int, patches: list[Patch]) -> None:
+        while len(self._entries) > start:
+            _undo_change(self._entries.pop())
+        for patch in reversed(patches):
+            self._applied.pop(patch.id, None)
+            _refresh_quietly(patch)
+
+    def transition(self, undo_ids: Iterable[str], patches: Iterable[Patch]) -> list[Patch]:
+        """Undo ``undo_ids`` then apply ``patches``, atomically: on failure the undone patches come back exactly."""
+        with self._lock:
+            wanted = set(undo_ids) & set(self._applied)
+            kept_entries = [entry for entry in self._entries if entry.patch_id in wanted]
+            kept_patches = [patch for patch in self._applied.values() if patch.id in wanted]
+            self.undo(wanted)
+            try:
+                return self.apply(patches)
+            except BaseException:
+                # apply() already rolled itself back; put the previous state back with the very same objects.
+                for entry in kept_entries:
+                    _redo_change(entry)
+                    self._entries.append(entry)
+                for patch in kept_patches:
+                    self._applied[patch.id] = patch
+                    _refresh_quietly(patch)
+                raise
+
+    def undo(self, patch_ids: Iterable[str] | None = None) -> list[str]:
+        """Undo the named patches (default: all), last applied first. Returns the ids undone."""
+        with self._lock:
+            wanted = set(self._applied) if patch_ids is None else set(patch_ids) & set(self._applied)
+            undone: list[str] = []
+            for entry in reversed(list(self._entries)):
+                if entry.patch_id in wanted:
+                    _undo_change(entry)
+                    self._entries.remove(entry)
+            for patch_id in reversed(list(self._applied)):
+                if patch_id in wanted:
+                    patch = self._applied.pop(patch_id)
+                    undone.append(patch_id)
+                    _refresh_quietly(patch)
+                    log.debug("npu_inductor_compat: undid %s", patch_id)
+            return undone

@@ -1,0 +1,50 @@
+"""Test every supported torch line for real: one uv venv per torch release, plus lint and typecheck."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "uv"
+nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.reuse_venv = "yes"
+
+# torch release -> the version module it exercises. Adding a line is one entry here.
+TORCH_LINES = {
+    "2.7.1": "v2_7_1",
+    "2.9.1": "v2_9",
+    "2.12.1": "v2_12",
+}
+
+CHECK_TORCH = (
+    "import sys, importlib.metadata as m; want = sys.argv[1]; got = m.version('torch'); "
+    "sys.exit(0 if got.split('+')[0] == want else f'expected torch {want}, found {got}')"
+)
+
+
+@nox.session
+@nox.parametrize("torch", list(TORCH_LINES))
+def tests(session: nox.Session, torch: str) -> None:
+    """pytest against one torch release (posargs go to pytest)."""
+    session.install(f"torch=={torch}", "-e", ".[test]")
+    session.run("python", "-c", CHECK_TORCH, torch)
+    session.run(
+        "python", "-c",
+        f"import npu_inductor_compat as n, sys; sys.exit(0 if n.torch_line() == {TORCH_LINES[torch]!r} else 'wrong line')",
+    )
+    session.run("pytest", *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy on the installed package (the folders only become npu_inductor_compat once installed)."""
+    session.install("mypy", "packaging", "nox")
+    session.install("--no-deps", "--reinstall-package", "npu-inductor-compat", ".")
+    session.run("mypy", "-p", "npu_inductor_compat")
+    session.run("mypy", "noxfile.py")

@@ -1,0 +1,132 @@
+"""Packaging and import hygiene: one top-level package in the wheel, a side-effect-free import."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE_FOLDERS = ("compat", "common", "v2_7_1", "v2_9", "v2_12")
+
+
+@pytest.mark.slow
+def test_built_wheel_holds_only_npu_inductor_compat(tmp_path: Path) -> None:
+    """Build the wheel from a copy of the tree (parallel-safe) with the real setuptools backend and list it."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", *SOURCE_FOLDERS):
+        item = ROOT / name
+        if item.is_dir():
+            shutil.copytree(item, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(item, source / name)
+    out = tmp_path / "dist"
+    out.mkdir()
+    code = f"import setuptools.build_meta as b; print(b.build_wheel({str(out)!r}))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=source, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    wheel = next(out.glob("*.whl"))
+    assert wheel.name.startswith("npu_inductor_compat-")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {name.split("/", 1)[0] for name in names}
+    assert {t for t in top if not t.endswith(".dist-info")} == {"npu_inductor_compat"}
+    for sub in ("common", "v2_7_1", "v2_9", "v2_12"):
+        assert f"npu_inductor_compat/{sub}/__init__.py" in names
+    assert "npu_inductor_compat/__init__.py" in names and "npu_inductor_compat/py.typed" in names
+    assert not any(name.startswith(("compat/", "common/", "v2_", "tests/")) for name in names)
+
+
+def test_tests_import_the_installed_package_not_the_source_folders() -> None:
+    import npu_inductor_compat
+    import npu_inductor_compat.common
+
+    assert npu_inductor_compat.__name__ == "npu_inductor_compat"
+    assert Path(npu_inductor_compat.__file__).parent.name in ("compat", "npu_inductor_compat")
+    assert Path(npu_inductor_compat.common.__file__).parent.name in ("common",)
+    assert "compat" not in sys.modules and "common" not in sys.modules
+
+
+@pytest.mark.slow
+def test_import_applies_nothing_sets_no_env_and_imports_no_inductor(run_python: Any) -> None:
+    """In a fresh interpreter: import torch, snapshot, import the package, compare."""
+    code = """
+import json, os, sys
+import torch
+mods, env = set(sys.modules), dict(os.environ)
+import torch._inductor.utils as u  # only to read GPU_TYPES afterwards; recorded before our import
+gpu_types = list(u.GPU_TYPES)
+mods = set(sys.modules)
+import npu_inductor_compat, npu_inductor_compat.common
+print(json.dumps({
+    "new_inductor": sorted(m for m in set(sys.modules) - mods if m.startswith("torch._inductor")),
+    "env_changed": sorted(k for k in set(env) | set(os.environ) if env.get(k) != os.environ.get(k)),
+    "gpu_types_same": list(u.GPU_TYPES) == gpu_types,
+    "applied": npu_inductor_compat.status()["applied"],
+}))
+"""
+    done = run_python(code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found == {"new_inductor": [], "env_changed": [], "gpu_types_same": True, "applied": []}
+
+
+@pytest.mark.slow
+def test_plain_import_does_not_import_torch_inductor_at_all(run_python: Any) -> None:
+    code = """
+import sys
+import torch
+before = {m for m in sys.modules if m.startswith("torch._inductor")}
+import npu_inductor_compat
+after = {m for m in sys.modules if m.startswith("torch._inductor")}
+print(sorted(after - before))
+"""
+    done = run_python(code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[]"
+
+
+def test_no_bare_imports_of_source_folders() -> None:
+    """Belt and braces beside ruff's banned-api: no module imports a source folder by its folder name."""
+    import re
+
+    pattern = re.compile(r"^\s*(from|import)\s+(compat|common|v2_7_1|v2_9|v2_12)\b", re.M)
+    offenders = [
+        str(path.relative_to(ROOT))
+        for folder in (*SOURCE_FOLDERS, "tests")
+        for path in (ROOT / folder).rglob("*.py")
+        if pattern.search(path.read_text())
+    ]
+    assert offenders == []
+
+
+def test_dependency_direction() -> None:
+    """v* -> common -> compat: compat never imports common or a v*, common never a v*, no v* another v*."""
+    import ast
+
+    lines = ("v2_7_1", "v2_9", "v2_12")
+    forbidden = {
+        "compat": ("common", *lines),
+        "common": lines,
+        **{line: tuple(other for other in lines if other != line) for line in lines},
+    }
+    problems = []
+    for folder, banned in forbidden.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+                for name in names:
+                    parts = name.split(".")
+                    if parts[0] == "npu_inductor_compat" and len(parts) > 1 and parts[1] in banned:
+                        problems.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert problems == []

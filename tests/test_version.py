@@ -1,0 +1,150 @@
+"""The version oracle and the dispatcher on many version strings: old, new, odd and malformed."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import npu_inductor_compat
+from npu_inductor_compat import dispatch, version
+from npu_inductor_compat.dispatch import UnsupportedTorchVersion, UntestedTorchVersionWarning
+
+SUPPORTED = [
+    ("2.7.1", "v2_7_1", (2, 7, 1)),
+    ("2.7.1+cpu", "v2_7_1", (2, 7, 1)),
+    ("2.7.1a0", "v2_7_1", (2, 7, 1)),
+    ("2.7.1+cu126", "v2_7_1", (2, 7, 1)),
+    ("2.7.1.post1", "v2_7_1", (2, 7, 1)),
+    ("2.7.2rc1", "v2_7_1", (2, 7, 2)),
+    ("2.8", "v2_7_1", (2, 8, 0)),
+    ("2.8.0", "v2_7_1", (2, 8, 0)),
+    ("2.8.0a0+gitdeadbee", "v2_7_1", (2, 8, 0)),
+    ("2.9.0a0+git1234abc", "v2_9", (2, 9, 0)),
+    ("2.9.0", "v2_9", (2, 9, 0)),
+    ("2.9.1", "v2_9", (2, 9, 1)),
+    (" 2.9.1 ", "v2_9", (2, 9, 1)),
+    ("2.10.0", "v2_9", (2, 10, 0)),
+    ("2.11.0+cu128", "v2_9", (2, 11, 0)),
+    ("2.11.99", "v2_9", (2, 11, 99)),
+    ("2.12.0.dev20260101", "v2_12", (2, 12, 0)),
+    ("2.12.0", "v2_12", (2, 12, 0)),
+    ("2.12.1", "v2_12", (2, 12, 1)),
+    ("2.12.1+cu130", "v2_12", (2, 12, 1)),
+]
+UNTESTED = [("2.13.0+cu130", (2, 13, 0)), ("2.15.0", (2, 15, 0)), ("3.0.0", (3, 0, 0)), ("2.13.0.dev20261201", (2, 13, 0))]
+TOO_OLD = ["2.7.0", "2.7.0+cpu", "2.6.0+cpu", "2.0", "1.13.1", "0.4"]
+MALFORMED = ["", "   ", "two.nine", "2.9.x", "latest", "2.9.1-beta-nonsense!", "2..9", "1!2.9.1"]
+
+
+@pytest.mark.parametrize(("text", "line", "release"), SUPPORTED)
+def test_supported_versions_map_to_their_line(text: str, line: str, release: tuple[int, int, int]) -> None:
+    assert version.parse_release(text) == release
+    assert npu_inductor_compat.torch_line(text) == line
+    choice = dispatch.choose_line(text)
+    assert not choice.untested
+    assert choice.version.release == release
+    if text.strip() != ".".join(map(str, release)):
+        assert "treated as release" in choice.reason
+
+
+def test_dev_build_policy_is_stated_in_the_reason() -> None:
+    choice = dispatch.choose_line("2.9.0a0+git1234abc")
+    assert "'2.9.0a0+git1234abc' treated as release 2.9.0" in choice.reason
+
+
+@pytest.mark.parametrize(("text", "release"), UNTESTED)
+def test_newer_than_tested_uses_newest_module_and_warns_at_resolve(
+    text: str, release: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    choice = dispatch.choose_line(text)
+    assert choice.line.module == "v2_12"
+    assert choice.untested and "untested" in choice.reason
+    monkeypatch.setenv(version.TORCH_VERSION_ENV, text)
+    with pytest.warns(UntestedTorchVersionWarning, match="newer than the newest tested"):
+        _, module = dispatch.resolve()
+    assert module.LINE == "v2_12"
+    # resolved once: no second warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dispatch.resolve()
+
+
+@pytest.mark.parametrize("text", [text for text, _ in UNTESTED])
+def test_strict_mode_refuses_untested(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(dispatch.STRICT_ENV, "1")
+    with pytest.raises(UnsupportedTorchVersion, match="NPU_INDUCTOR_COMPAT_STRICT=1"):
+        npu_inductor_compat.torch_line(text)
+
+
+def test_strict_mode_value_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(dispatch.STRICT_ENV, "maybe")
+    with pytest.raises(ValueError, match="NPU_INDUCTOR_COMPAT_STRICT='maybe'"):
+        npu_inductor_compat.torch_line("2.15.0")
+    monkeypatch.setenv(dispatch.STRICT_ENV, "0")
+    assert npu_inductor_compat.torch_line("2.15.0") == "v2_12"
+
+
+@pytest.mark.parametrize("text", TOO_OLD)
+def test_too_old_is_an_import_error_listing_the_lines(text: str) -> None:
+    with pytest.raises(UnsupportedTorchVersion) as caught:
+        npu_inductor_compat.torch_line(text)
+    assert isinstance(caught.value, ImportError)
+    message = str(caught.value)
+    assert text in message and "v2_7_1" in message and "v2_9" in message and "v2_12" in message
+
+
+@pytest.mark.parametrize("text", MALFORMED)
+def test_malformed_is_a_value_error_quoting_the_string(text: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        npu_inductor_compat.torch_line(text)
+    assert repr(text) in str(caught.value)
+    assert "InvalidVersion" not in type(caught.value).__name__
+
+
+def test_non_string_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="must be a string"):
+        version.parse_release(2.9)  # type: ignore[arg-type]
+
+
+def test_env_override_wins_and_bad_override_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(version.TORCH_VERSION_ENV, "2.9.1")
+    found = version.torch_version()
+    assert found.release == (2, 9, 1) and found.source == version.TORCH_VERSION_ENV
+    assert npu_inductor_compat.torch_line() == "v2_9"
+    monkeypatch.setenv(version.TORCH_VERSION_ENV, "nine")
+    with pytest.raises(ValueError, match="NPU_INDUCTOR_COMPAT_TORCH_VERSION.*'nine'"):
+        npu_inductor_compat.torch_line()
+
+
+def test_installed_torch_is_detected() -> None:
+    import torch
+
+    found = version.torch_version()
+    assert found.text == torch.__version__
+    assert found.release == version.parse_release(torch.__version__)
+    assert version.installed_versions()["torch"] == torch.__version__
+
+
+def test_lines_are_contiguous_and_cover_everything_from_the_oldest() -> None:
+    lines = dispatch.LINES
+    for before, after in zip(lines, lines[1:], strict=False):
+        assert before.end == after.first
+    assert lines[-1].end is None
+
+
+def test_newest_tested_matches_the_noxfile_matrix() -> None:
+    """The warning threshold must follow the torch lines nox actually tests."""
+    import ast
+    from pathlib import Path
+
+    noxfile = Path(__file__).resolve().parents[1] / "noxfile.py"
+    tree = ast.parse(noxfile.read_text())
+    tested = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        and getattr(node.targets[0] if isinstance(node, ast.Assign) else node.target, "id", "") == "TORCH_LINES"
+    )
+    newest = max(version.parse_release(v)[:2] for v in tested)
+    assert newest == dispatch.NEWEST_TESTED

@@ -1,0 +1,13 @@
+"""Version module for torch 2.12.x and newer: what differs on this line from the shared code in common."""
+
+from __future__ import annotations
+
+from npu_inductor_compat.common.backends import backend_plan
+from npu_inductor_compat.patching import Patch
+
+LINE = "v2_12"
+
+# This line's own fix records.
+FIXES: tuple[Patch, ...] = ()
+
+__all__ = ["FIXES", "LINE", "backend_plan"]

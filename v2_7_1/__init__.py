@@ -1,0 +1,13 @@
+"""Version module for torch 2.7.x-2.8.x: what differs on this line (the flex backward grid, cpp_wrapper hooks)."""
+
+from __future__ import annotations
+
+from npu_inductor_compat.common.backends import backend_plan
+from npu_inductor_compat.patching import Patch
+
+LINE = "v2_7_1"
+
+# This line's own fix records (added by the flex-grid and workspace issues).
+FIXES: tuple[Patch, ...] = ()
+
+__all__ = ["FIXES", "LINE", "backend_plan"]
