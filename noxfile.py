@@ -28,8 +28,10 @@ def tests(session: nox.Session, torch: str) -> None:
     session.install(f"torch=={torch}", "-e", ".[test]")
     session.run("python", "-c", CHECK_TORCH, torch)
     session.run(
-        "python", "-c",
-        f"import npu_inductor_compat as n, sys; sys.exit(0 if n.torch_line() == {TORCH_LINES[torch]!r} else 'wrong line')",
+        "python",
+        "-c",
+        f"import npu_inductor_compat as n, sys; line = n.torch_line(); "
+        f"sys.exit(0 if line == {TORCH_LINES[torch]!r} else 'torch {torch} dispatched to ' + line)",
     )
     session.run("pytest", *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
 

@@ -38,9 +38,9 @@ class Requirement:
         except ModuleNotFoundError:
             found = None
         except Exception as err:  # a parent package is installed but fails to import (torch_npu without CANN)
-            return f"the package {self.module!r} cannot be imported ({type(err).__name__}: {err})"
+            return f"the package {self.module!r}, which cannot be imported ({type(err).__name__}: {err})"
         if found is None:
-            return f"the package {self.module!r} is not installed ({self.install})"
+            return f"the package {self.module!r}, which is not installed ({self.install})"
         return None
 
 
@@ -53,7 +53,9 @@ class Backend:
     layers: tuple[str, ...]
 
 
-TRITON_REQUIREMENT = Requirement("triton", "pip install triton-ascend  (on an NPU host; plain triton serves codegen only)")
+TRITON_REQUIREMENT = Requirement(
+    "triton", "pip install triton-ascend  (on an NPU host; plain triton serves codegen only)"
+)
 
 BACKENDS: dict[str, Backend] = {
     backend.name: backend
@@ -83,7 +85,11 @@ BACKENDS: dict[str, Backend] = {
         Backend(
             "ascendc",
             "AscendC kernels with aclgraph capture/replay (no Triton)",
-            (Requirement("torch_npu._inductor.ascendc", "pip install 'torch_npu>=2.9.0' (2.7.1 ships no ascendc loader)"),),
+            (
+                Requirement(
+                    "torch_npu._inductor.ascendc", "pip install 'torch_npu>=2.9.0' (2.7.1 ships no ascendc loader)"
+                ),
+            ),
             ("ascendc", "ascendc-loader"),
         ),
     )

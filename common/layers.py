@@ -46,16 +46,33 @@ def config_layer() -> tuple[Patch, ...]:
 
 
 # --------------------------------------------------------------------------------------------- device layer
+# Modules whose import registers upstream's built-in device op overrides (mtia from torch 2.9).
+BUILTIN_OP_OVERRIDES = (
+    "torch._inductor.codegen.cpu_device_op_overrides",
+    "torch._inductor.codegen.mps_device_op_overrides",
+    "torch._inductor.codegen.cuda.device_op_overrides",
+    "torch._inductor.codegen.xpu.device_op_overrides",
+    "torch._inductor.codegen.mtia.device_op_overrides",
+)
+
+
+def _load_builtin_op_overrides() -> None:
+    """COMPAT(>= 2.12): built-in overrides load behind a flag; up to 2.11 get_device_op_overrides imports them only
+    while the registry is empty, so once anything (npu, or an early import of cuda's module) is registered, cpu
+    look-ups fail with KeyError. Import them all before registering "npu".
+    CAN REMOVE when MIN_SUPPORTED >= (2, 12): drop this and rely on upstream's initialisation flag."""
+    for module in BUILTIN_OP_OVERRIDES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError:
+            continue
+
+
 def _register_op_overrides(provider: DeviceProvider) -> Callable[[Any], Any]:
     def register(register_device_op_overrides: Any) -> None:
-        from torch._inductor.codegen.common import get_device_op_overrides
-
         from npu_inductor_compat.common.npu_codegen import NpuDeviceOpOverrides
 
-        # COMPAT(>= 2.12): built-in overrides load through a flag; up to 2.11 they load only while the dict is empty,
-        # so registering "npu" first would make later cpu/cuda look-ups fail. Load them first on every line.
-        # CAN REMOVE when MIN_SUPPORTED >= (2, 12): drop this warm-up look-up.
-        get_device_op_overrides("cpu")
+        _load_builtin_op_overrides()
         register_device_op_overrides(DEVICE, NpuDeviceOpOverrides(provider.raw_stream_import))
 
     return register
@@ -217,7 +234,10 @@ def _with_npu_in_two_pass_check(original: Any) -> Any:
         )
     consts = tuple((*c, DEVICE) if c == _TWO_PASS_DEVICES else c for c in code.co_consts)
     patched = types.FunctionType(
-        code.replace(co_consts=consts), original.__globals__, original.__name__, original.__defaults__,
+        code.replace(co_consts=consts),
+        original.__globals__,
+        original.__name__,
+        original.__defaults__,
         original.__closure__,
     )
     patched.__kwdefaults__ = original.__kwdefaults__
@@ -262,7 +282,7 @@ def _clear_system_info_cache() -> None:
     if codecache is None:
         return
     for name in ("get_system", "get_local_cache_path"):
-        function = getattr(codecache.CacheBase, name, None)
+        function: Any = getattr(codecache.CacheBase, name, None)
         if hasattr(function, "cache_clear"):
             function.cache_clear()
 
@@ -289,9 +309,10 @@ def triton_family_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
             why="has_triton() only knows cuda/xpu/cpu: Inductor raises TritonMissing or falls back to CPU codegen",
             upstream=f"patch_has_triton in {PR_40264}",
             remove_when="torch's has_triton asks the device interface (is_triton_capable) on every supported line",
+            # Consumers first: importing one after the source is patched would bind the wrapper as its "original".
             changes=(
-                Change("torch.utils._triton:has_triton", has_triton),
                 *(Change(f"{module}:has_triton", has_triton, optional=True) for module in HAS_TRITON_CONSUMERS),
+                Change("torch.utils._triton:has_triton", has_triton),
             ),
         ),
         Patch(
@@ -310,7 +331,9 @@ def triton_family_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
             why="cpp_wrapper's two-pass codegen (autotune first, then C++) is hard-coded for ['cuda', 'xpu']",
             upstream=f"patch_codegen_with_cpp_wrapper in {PR_40264}",
             remove_when="MIN_SUPPORTED >= (2, 15): the check asks _uses_gpu_cpp_wrapper",
-            changes=(Change("torch._inductor.graph:GraphLowering.codegen_with_cpp_wrapper", _with_npu_in_two_pass_check),),
+            changes=(
+                Change("torch._inductor.graph:GraphLowering.codegen_with_cpp_wrapper", _with_npu_in_two_pass_check),
+            ),
             upstream_has_fix=_two_pass_knows_npu,
         ),
         Patch(
@@ -415,8 +438,11 @@ def ascendc_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
                 "lowering picks the output device of pointwise ops by is_gpu(); 'npu' must win over CPU inputs, but "
                 "must stay out of GPU_TYPES, where the scheduler would demand Triton, which ascendc does not use"
             ),
-            upstream="torch_npu _inductor/ascendc/__init__.py _patch_inductor_lowering_device_selection (PR 40264 review P2)",
-            remove_when="Inductor asks the device interface whether a device is GPU-like (torch 2.15 DeviceInterface.is_gpu)",
+            upstream=(
+                "torch_npu _inductor/ascendc/__init__.py _patch_inductor_lowering_device_selection "
+                "(PR 40264 review point P2)"
+            ),
+            remove_when="Inductor asks the device interface whether a device is GPU-like (2.15 DeviceInterface.is_gpu)",
             changes=(Change("torch._inductor.lowering:is_gpu", _lowering_is_gpu_with_npu),),
             upstream_has_fix=_lowering_treats_npu_as_gpu,
         ),
@@ -429,7 +455,9 @@ def ascendc_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
             ),
             upstream="torch_npu _inductor/ascendc/__init__.py _should_partition (PR 40264)",
             remove_when="Inductor offers a per-backend partition hook",
-            changes=(Change("torch._inductor.scheduler:Scheduler.should_partition", _should_partition_with_backend_hook),),
+            changes=(
+                Change("torch._inductor.scheduler:Scheduler.should_partition", _should_partition_with_backend_hook),
+            ),
         ),
     )
 
@@ -487,11 +515,18 @@ PROVIDER_LOADERS: dict[str, Patch] = {
 }
 
 
+def _loader_layer(record: Patch) -> Callable[[DeviceProvider], tuple[Patch, ...]]:
+    def layer(_provider: DeviceProvider) -> tuple[Patch, ...]:
+        return (record,)
+
+    return layer
+
+
 LAYERS: dict[str, Callable[[DeviceProvider], tuple[Patch, ...]]] = {
     "triton-family": triton_family_layer,
     "triton-registration": triton_registration_layer,
     "ascendc": ascendc_layer,
-    **{f"{name}-loader": (lambda _provider, record=record: (record,)) for name, record in PROVIDER_LOADERS.items()},
+    **{f"{name}-loader": _loader_layer(record) for name, record in PROVIDER_LOADERS.items()},
 }
 
 

@@ -44,7 +44,7 @@ def _new_config_entry(default: Any, value_type: type, name: str) -> Any:
 
 def _config_hash_dirty() -> None:
     # The config hash (part of Inductor's FX-graph cache key) is memoised; adding or removing an option changes it.
-    config = sys.modules.get(CONFIG_MODULE)
+    config: Any = sys.modules.get(CONFIG_MODULE)
     if config is not None:
         config._is_dirty = True
 

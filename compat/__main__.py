@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from npu_inductor_compat.activation import activate, status
-from npu_inductor_compat.dispatch import UnsupportedTorchVersion, supported_lines_text
+from npu_inductor_compat.dispatch import UnsupportedTorchVersion
 from npu_inductor_compat.patching import PatchError
 
 
@@ -44,7 +44,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = activate(args.backend)
     except UnsupportedTorchVersion as err:
         print(f"npu_inductor_compat: unsupported torch: {err}", file=sys.stderr)
-        print(f"supported: {supported_lines_text()}", file=sys.stderr)
         return 1
     except (ImportError, ValueError, PatchError) as err:
         print(f"npu_inductor_compat: activation failed, nothing applied: {err}", file=sys.stderr)

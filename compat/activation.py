@@ -73,15 +73,16 @@ def disabled_ids(known: set[str]) -> frozenset[str]:
     wanted = {part.strip() for part in raw.split(",") if part.strip()}
     unknown = sorted(wanted - known)
     if unknown:
-        raise ValueError(
-            f"{DISABLE_ENV} names unknown fix id(s) {', '.join(map(repr, unknown))}; valid ids: {', '.join(sorted(known))}"
-        )
+        names = ", ".join(map(repr, unknown))
+        raise ValueError(f"{DISABLE_ENV} names unknown fix id(s) {names}; valid ids: {', '.join(sorted(known))}")
     return frozenset(wanted)
 
 
-def _decide(record: Patch, line: str, disabled: frozenset[str]) -> Decision:
+def _decide(record: Patch, line: str, disabled: frozenset[str], journal: Journal) -> Decision:
     if record.id in disabled:
         return Decision(record, "skipped", f"disabled by {DISABLE_ENV}")
+    if journal.is_applied(record.id):
+        return Decision(record, "applied", "")  # its probe would now see our own change
     if record.upstream_has_fix is not None:
         try:
             has_fix = record.upstream_has_fix()
@@ -92,7 +93,9 @@ def _decide(record: Patch, line: str, disabled: frozenset[str]) -> Decision:
     if line not in record.lines:
         if record.upstream_has_fix is None:
             return Decision(record, "skipped", f"written for {', '.join(record.lines)}; not for {line}")
-        return Decision(record, "missing", f"upstream lacks it on this torch, but the fix is only for {', '.join(record.lines)}")
+        return Decision(
+            record, "missing", f"upstream lacks it on this torch, but the fix is only for {', '.join(record.lines)}"
+        )
     return Decision(record, "applied", "")
 
 
@@ -110,7 +113,7 @@ def activate(backend: str | None = None) -> dict[str, Any]:
         records = fix_records()
         known = {record.id for record in records} | set(plan.known_ids) | {patch.id for patch in plan.layers}
         disabled = disabled_ids(known)
-        decisions = [_decide(record, line, disabled) for record in (*plan.layers, *records)]
+        decisions = [_decide(record, line, disabled, journal) for record in (*plan.layers, *records)]
         wanted = [decision.record for decision in decisions if decision.status == "applied"]
         wanted_ids = {patch.id for patch in wanted}
         stale = [patch.id for patch in journal.applied() if patch.id not in wanted_ids]

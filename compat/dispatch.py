@@ -111,7 +111,9 @@ def choose_line(version: str | None = None) -> LineChoice:
             f"using {line.module}, the newest version module"
         )
         if _strict():
-            raise UnsupportedTorchVersion(f"{message}; refused because {STRICT_ENV}=1. Supported: {supported_lines_text()}")
+            raise UnsupportedTorchVersion(
+                f"{message}; refused because {STRICT_ENV}=1. Supported: {supported_lines_text()}"
+            )
         reason += f"; untested: newer than {newest}.x"
     return LineChoice(line, found, reason, message)
 
@@ -132,7 +134,9 @@ def resolve() -> tuple[LineChoice, ModuleType]:
         if _resolved is None:
             choice = choose_line()
             if choice.untested_warning:
-                warnings.warn(f"npu_inductor_compat: {choice.untested_warning}", UntestedTorchVersionWarning, stacklevel=3)
+                warnings.warn(
+                    f"npu_inductor_compat: {choice.untested_warning}", UntestedTorchVersionWarning, stacklevel=3
+                )
             module = importlib.import_module(choice.module_name)
             log.info("npu_inductor_compat: using %s (%s)", choice.line.module, choice.reason)
             _resolved = (choice, module)

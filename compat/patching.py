@@ -197,7 +197,9 @@ def _apply_change(patch_id: str, change: Change) -> _Applied | None:
         if not callable(function):
             raise PatchTargetMissing(f"patch {patch_id!r}: registration function {change.target!r} does not exist")
         # Registries that do not exist on this torch line are simply not written by its registration function.
-        registries = [(target, found) for target in change.touches if (found := _registry(patch_id, target)) is not None]
+        registries = [
+            (target, found) for target in change.touches if (found := _registry(patch_id, target)) is not None
+        ]
         before = [(found, change.key in found, found.get(change.key, ABSENT)) for _, found in registries]
         entry = _Applied(patch_id, change, before, change.key, True, None, None)
         try:
@@ -337,7 +339,9 @@ class Journal:
                     log.debug("npu_inductor_compat: applied %s -> %s", patch.id, ", ".join(patch.targets))
             except BaseException as err:
                 self._rollback_to(start, done)
-                log.warning("npu_inductor_compat: patch %r failed (%s); rolled back %d patch(es)", failed, err, len(done))
+                log.warning(
+                    "npu_inductor_compat: patch %r failed (%s); rolled back %d patch(es)", failed, err, len(done)
+                )
                 if isinstance(err, PatchError):
                     raise
                 raise ActivationFailed(f"patch {failed!r} failed: {type(err).__name__}: {err}") from err

@@ -68,7 +68,9 @@ def _installed_torch_text() -> tuple[str, str]:
     try:
         return importlib.metadata.version("torch"), "package metadata"
     except importlib.metadata.PackageNotFoundError:
-        raise ImportError("npu_inductor_compat needs torch, which is not installed (pip install 'torch>=2.7.1')") from None
+        raise ImportError(
+            "npu_inductor_compat needs torch, which is not installed (pip install 'torch>=2.7.1')"
+        ) from None
 
 
 def torch_version(text: str | None = None) -> TorchVersion:

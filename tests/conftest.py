@@ -6,10 +6,11 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-
-import pytest
+from pathlib import Path
+from typing import Any
 
 import npu_inductor_compat
+import pytest
 from npu_inductor_compat import dispatch
 
 ENV_KEYS = (
@@ -45,3 +46,124 @@ def _run_python(code: str, env: dict[str, str] | None = None, timeout: float = 3
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=full_env, timeout=timeout, check=False
     )
+
+
+FAKES = Path(__file__).resolve().parent / "fakes"
+
+
+def _fake_interface() -> type:
+    from torch._dynamo.device_interface import DeviceInterface
+
+    class FakeNpuInterface(DeviceInterface):  # type: ignore[misc]
+        """Answers only what the layers ask: availability and the current device."""
+
+        @staticmethod
+        def is_available() -> bool:
+            return True
+
+        @staticmethod
+        def current_device() -> int:
+            return 0
+
+        @staticmethod
+        def device_count() -> int:
+            return 1
+
+    return FakeNpuInterface
+
+
+@pytest.fixture
+def fake_provider() -> Iterator[Any]:
+    """A device provider standing in for torch_npu (no device is created; only the Inductor side is patched)."""
+    from npu_inductor_compat.common import providers
+
+    provider = providers.DeviceProvider(
+        name="test-fake",
+        device_interface=_fake_interface,
+        raw_stream_import="from torch._C import _cuda_getCurrentRawStream as {name}",
+    )
+    previous = providers.set_provider(provider)
+    yield provider
+    npu_inductor_compat.deactivate()
+    providers.set_provider(previous)
+
+
+@pytest.fixture
+def fake_torch_npu(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Put the stand-in torch_npu backend packages and torch_mlir on sys.path; purge them afterwards."""
+    monkeypatch.syspath_prepend(str(FAKES))
+    yield FAKES
+    npu_inductor_compat.deactivate()
+    for name in [m for m in sys.modules if m.split(".")[0] in ("torch_npu", "torch_mlir")]:
+        del sys.modules[name]
+
+
+def _all_records(provider: Any) -> list[Any]:
+    from npu_inductor_compat.common import layers
+    from npu_inductor_compat.registry import fix_records
+
+    records = [*layers.config_layer(), *layers.device_layer(provider)]
+    for build in layers.LAYERS.values():
+        records += build(provider)
+    return records + list(fix_records())
+
+
+def _state_of(change: Any) -> list[tuple[str, Any]]:
+    """Identity-level state of what a change touches: (label, object) pairs compared with `is`."""
+    import importlib
+
+    from npu_inductor_compat.patching import ABSENT
+
+    def resolve(target: str) -> tuple[Any, str] | None:
+        module_name, _, qualname = target.partition(":")
+        try:
+            obj = importlib.import_module(module_name)
+            *path, name = qualname.split(".")
+            for part in path:
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError):
+            return None
+        return obj, name
+
+    found: list[tuple[str, Any]] = []
+    for target in (change.target, *change.touches):
+        resolved = resolve(target)
+        if resolved is None:
+            continue
+        owner, name = resolved
+        own = owner.__dict__.get(name, ABSENT) if hasattr(owner, "__dict__") else getattr(owner, name, ABSENT)
+        found.append((target, own))
+        value = getattr(owner, name, None)
+        if isinstance(value, dict) and change.kind != "attr":
+            found.append((f"{target}[{change.key!r}]", value.get(change.key, ABSENT)))
+        if isinstance(value, list):
+            found.append((f"{target} items", tuple(value)))
+    return found
+
+
+class TorchState:
+    """Snapshots of every object any record can touch, compared by identity (`is`), lists by content."""
+
+    def __init__(self, provider: Any) -> None:
+        self.provider = provider
+
+    def snapshot(self) -> dict[str, Any]:
+        state: dict[str, Any] = {}
+        for record in _all_records(self.provider):
+            for change in record.changes:
+                state.update(_state_of(change))
+        return state
+
+    @staticmethod
+    def assert_same(before: dict[str, Any], after: dict[str, Any]) -> None:
+        assert before.keys() == after.keys()
+        for key, value in before.items():
+            if isinstance(value, tuple):
+                assert after[key] == value, key
+            else:
+                assert after[key] is value, key
+
+
+@pytest.fixture
+def torch_state(fake_provider: Any) -> TorchState:
+    return TorchState(fake_provider)

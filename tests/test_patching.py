@@ -6,7 +6,6 @@ import threading
 from typing import Any
 
 import pytest
-
 from npu_inductor_compat.patching import (
     ABSENT,
     ActivationFailed,
@@ -25,9 +24,7 @@ DEVICE_TO_ATEN = "torch._inductor.codegen.cpp_utils:DEVICE_TO_ATEN"
 
 
 def record(patch_id: str, *changes: Change, **kw: Any) -> Patch:
-    return Patch(
-        id=patch_id, why="test", upstream="none", remove_when="never", changes=tuple(changes), **kw
-    )
+    return Patch(id=patch_id, why="test", upstream="none", remove_when="never", changes=tuple(changes), **kw)
 
 
 def wrap(old: Any) -> Any:
@@ -68,7 +65,9 @@ def real_patches() -> list[Patch]:
         record("static", Change(STATIC, wrap)),
         record("classmethod", Change(CLASSMETHOD, wrap)),
         record("gpu-types", Change(GPU_TYPES, constant("npu"), kind="list_item")),
-        record("aten", Change(DEVICE_TO_ATEN, constant("at::kPrivateUse1"), kind="dict_item", key="npu", must_exist=False)),
+        record(
+            "aten", Change(DEVICE_TO_ATEN, constant("at::kPrivateUse1"), kind="dict_item", key="npu", must_exist=False)
+        ),
         record("new-attr", Change("torch._inductor.utils:npu_compat_test_attr", constant(42), must_exist=False)),
     ]
 
@@ -151,8 +150,11 @@ def test_failure_at_each_position_rolls_back_everything(position: int, how: str)
     elif how == "replacement-raises":
         bad = record("bad", Change(STATIC, lambda old: 1 / 0))
     else:
-        bad = record("bad", Change("torch._inductor.utils:npu_compat_bad", constant(1), must_exist=False),
-                     refresh=lambda: (_ for _ in ()).throw(OSError("refresh failed")))
+        bad = record(
+            "bad",
+            Change("torch._inductor.utils:npu_compat_bad", constant(1), must_exist=False),
+            refresh=lambda: (_ for _ in ()).throw(OSError("refresh failed")),
+        )
     patches.insert(position, bad)
     journal = Journal()
     with pytest.raises(PatchError) as caught:
@@ -254,7 +256,11 @@ def test_eight_threads_apply_each_patch_once() -> None:
 )
 def test_bad_records_are_refused(kwargs: dict[str, Any], message: str) -> None:
     base: dict[str, Any] = {
-        "id": "ok", "why": "w", "upstream": "u", "remove_when": "r", "changes": (Change(STATIC, constant(1)),)
+        "id": "ok",
+        "why": "w",
+        "upstream": "u",
+        "remove_when": "r",
+        "changes": (Change(STATIC, constant(1)),),
     }
     base.update(kwargs)
     with pytest.raises(ValueError, match=message):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
-import pytest
-
 import npu_inductor_compat
+import pytest
 from npu_inductor_compat import dispatch, version
 from npu_inductor_compat.dispatch import UnsupportedTorchVersion, UntestedTorchVersionWarning
 
@@ -32,7 +32,12 @@ SUPPORTED = [
     ("2.12.1", "v2_12", (2, 12, 1)),
     ("2.12.1+cu130", "v2_12", (2, 12, 1)),
 ]
-UNTESTED = [("2.13.0+cu130", (2, 13, 0)), ("2.15.0", (2, 15, 0)), ("3.0.0", (3, 0, 0)), ("2.13.0.dev20261201", (2, 13, 0))]
+UNTESTED = [
+    ("2.13.0+cu130", (2, 13, 0)),
+    ("2.15.0", (2, 15, 0)),
+    ("3.0.0", (3, 0, 0)),
+    ("2.13.0.dev20261201", (2, 13, 0)),
+]
 TOO_OLD = ["2.7.0", "2.7.0+cpu", "2.6.0+cpu", "2.0", "1.13.1", "0.4"]
 MALFORMED = ["", "   ", "two.nine", "2.9.x", "latest", "2.9.1-beta-nonsense!", "2..9", "1!2.9.1"]
 
@@ -128,7 +133,7 @@ def test_installed_torch_is_detected() -> None:
 
 def test_lines_are_contiguous_and_cover_everything_from_the_oldest() -> None:
     lines = dispatch.LINES
-    for before, after in zip(lines, lines[1:], strict=False):
+    for before, after in itertools.pairwise(lines):
         assert before.end == after.first
     assert lines[-1].end is None
 

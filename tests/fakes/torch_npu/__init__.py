@@ -1,0 +1,1 @@
+"""Test stand-in for torch_npu: the package exists, nothing else."""

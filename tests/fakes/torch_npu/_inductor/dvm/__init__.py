@@ -1,0 +1,1 @@
+"""Test stand-in for torch_npu._inductor.dvm."""

@@ -1,0 +1,183 @@
+"""activate() / deactivate() / status() on the real torch of this nox session."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import npu_inductor_compat
+import pytest
+from npu_inductor_compat import activation
+from npu_inductor_compat.patching import Change, Patch, PatchError, constant
+
+DEVICE_IDS = {"npu-device-op-overrides", "npu-device-to-aten", "npu-device-interface"}
+TRITON_FAMILY_IDS = {
+    "triton-has-triton-npu",
+    "triton-gpu-types-npu",
+    "triton-cpp-wrapper-two-pass",
+    "triton-cache-system-npu",
+    "triton-benchmarker-npu",
+}
+
+
+def applied_ids() -> set[str]:
+    return {item["id"] for item in npu_inductor_compat.status()["applied"]}
+
+
+def test_without_a_provider_only_torch_side_records_apply_and_the_skip_is_explained(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from npu_inductor_compat.common import providers
+
+    monkeypatch.setattr(providers, "torch_npu_installed", lambda: False)
+    report = npu_inductor_compat.activate()
+    assert report["active"] is True and report["backend"] is None
+    assert applied_ids() == {"npu-backend-option"}
+    assert any("torch_npu is not installed" in item["why"] for item in report["skipped"])
+    json.dumps(report)  # JSON-serialisable
+    assert report["line"] == npu_inductor_compat.torch_line()
+    assert report["versions"]["torch"] and report["line_reason"].startswith("torch ")
+
+
+def test_double_activation_is_idempotent(fake_provider: Any) -> None:
+    from torch._inductor import utils
+    from torch.utils import _triton
+
+    first = npu_inductor_compat.activate()
+    has_triton, gpu_types = _triton.has_triton, list(utils.GPU_TYPES)
+    second = npu_inductor_compat.activate()
+    assert first["applied"] == second["applied"]
+    assert _triton.has_triton is has_triton and utils.GPU_TYPES == gpu_types
+    assert utils.GPU_TYPES.count("npu") == 1
+
+
+def test_eight_threads_activating_at_once_apply_each_record_once(fake_provider: Any, torch_state: Any) -> None:
+    from torch._inductor import utils
+
+    before = torch_state.snapshot()
+    barrier = threading.Barrier(8)
+    results: list[Any] = []
+
+    def worker() -> None:
+        barrier.wait()
+        results.append(npu_inductor_compat.activate())
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 8
+    assert all(result["applied"] == results[0]["applied"] for result in results)
+    ids = [item["id"] for item in results[0]["applied"]]
+    assert len(ids) == len(set(ids))
+    assert utils.GPU_TYPES.count("npu") == 1
+    npu_inductor_compat.deactivate()
+    torch_state.assert_same(before, torch_state.snapshot())
+
+
+def _failing_record(position: int) -> Patch:
+    return Patch(
+        id=f"injected-failure-{position}",
+        why="test",
+        upstream="none",
+        remove_when="never",
+        changes=(Change("torch._inductor.utils:no_such_attribute", constant(1)),),
+    )
+
+
+def test_failure_at_each_position_of_activation_leaves_torch_as_it_was(
+    fake_provider: Any, torch_state: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npu_inductor_compat.dispatch import resolve
+
+    module = resolve()[1]
+    original_plan = module.backend_plan
+    size = len(original_plan(None).layers)
+    assert size >= 8  # config + device + triton-family + registration records
+    before = torch_state.snapshot()
+    for position in range(size + 1):
+
+        def plan_with_failure(backend: Any, position: int = position) -> Any:
+            plan = original_plan(backend)
+            layers = list(plan.layers)
+            layers.insert(position, _failing_record(position))
+            return activation.Plan(plan.backend, tuple(layers), plan.skipped, plan.known_ids)
+
+        monkeypatch.setattr(module, "backend_plan", plan_with_failure)
+        with pytest.raises(PatchError, match=f"injected-failure-{position}"):
+            npu_inductor_compat.activate()
+        torch_state.assert_same(before, torch_state.snapshot())
+        assert npu_inductor_compat.status()["applied"] == []
+        assert npu_inductor_compat.status()["active"] is False
+
+
+def test_failed_switch_keeps_the_previous_activation_exactly(
+    fake_provider: Any, torch_state: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npu_inductor_compat.common import layers
+
+    real_ascendc = layers.LAYERS["ascendc"]
+    monkeypatch.setitem(layers.LAYERS, "ascendc", lambda provider: (*real_ascendc(provider), _failing_record(0)))
+    monkeypatch.setattr("npu_inductor_compat.common.backends.requirement_problems", lambda backend: [])
+    npu_inductor_compat.activate()
+    during = torch_state.snapshot()
+    with pytest.raises(PatchError):
+        npu_inductor_compat.activate("ascendc")
+    torch_state.assert_same(during, torch_state.snapshot())
+    assert npu_inductor_compat.status()["backend"] == "triton"
+
+
+def test_disable_env_skips_named_records_and_rejects_unknown_ids(
+    fake_provider: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torch._inductor import utils
+
+    monkeypatch.setenv(activation.DISABLE_ENV, "triton-gpu-types-npu, npu-device-to-aten")
+    report = npu_inductor_compat.activate()
+    assert "npu" not in utils.GPU_TYPES
+    statuses = {fix["id"]: fix for fix in report["fixes"]}
+    assert statuses["triton-gpu-types-npu"]["status"] == "skipped"
+    assert "NPU_INDUCTOR_COMPAT_DISABLE" in statuses["triton-gpu-types-npu"]["detail"]
+    assert "triton-gpu-types-npu" not in applied_ids()
+    npu_inductor_compat.deactivate()
+    monkeypatch.setenv(activation.DISABLE_ENV, "no-such-fix")
+    with pytest.raises(ValueError, match="unknown fix id.*'no-such-fix'.*valid ids:.*triton-gpu-types-npu"):
+        npu_inductor_compat.activate()
+    assert applied_ids() == set()
+
+
+def test_deactivate_restores_exactly_and_reactivates(fake_provider: Any, torch_state: Any) -> None:
+    before = torch_state.snapshot()
+    for _ in range(2):
+        npu_inductor_compat.activate()
+        assert DEVICE_IDS <= applied_ids()
+        undone = npu_inductor_compat.deactivate()
+        assert "npu-device-interface" in undone
+        torch_state.assert_same(before, torch_state.snapshot())
+        assert npu_inductor_compat.status()["active"] is False
+
+
+def test_probe_that_raises_is_an_error_naming_the_record(fake_provider: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from npu_inductor_compat.dispatch import resolve
+
+    module = resolve()[1]
+    original_plan = module.backend_plan
+
+    def broken(_backend: Any) -> Any:
+        plan = original_plan(None)
+        bad = Patch(
+            id="bad-probe",
+            why="w",
+            upstream="u",
+            remove_when="r",
+            changes=(Change("torch._inductor.utils:GPU_TYPES", constant("x"), kind="list_item"),),
+            upstream_has_fix=lambda: 1 / 0,
+        )
+        return activation.Plan(plan.backend, (*plan.layers, bad), plan.skipped, plan.known_ids)
+
+    monkeypatch.setattr(module, "backend_plan", broken)
+    with pytest.raises(PatchError, match="'bad-probe'.*ZeroDivisionError"):
+        npu_inductor_compat.activate()
+    assert applied_ids() == set()

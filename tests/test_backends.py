@@ -1,0 +1,363 @@
+"""The backend table and its layers (common/): which records each backend applies, the npu_backend option,
+missing providers, switching, and what each layer's replacement does against the real original."""
+
+from __future__ import annotations
+
+import threading
+import types
+from typing import Any
+
+import npu_inductor_compat
+import pytest
+from npu_inductor_compat.common import backends, layers
+
+DEVICE_IDS = {"npu-device-op-overrides", "npu-device-to-aten", "npu-device-interface"}
+TRITON_FAMILY_IDS = {
+    "triton-has-triton-npu",
+    "triton-gpu-types-npu",
+    "triton-cpp-wrapper-two-pass",
+    "triton-cache-system-npu",
+    "triton-benchmarker-npu",
+}
+ASCENDC_IDS = {"ascendc-lowering-gpu-like", "ascendc-should-partition-hook", "ascendc-provider-loader"}
+
+
+def applied_ids() -> set[str]:
+    return {item["id"] for item in npu_inductor_compat.status()["applied"]}
+
+
+def statuses() -> dict[str, str]:
+    return {fix["id"]: fix["status"] for fix in npu_inductor_compat.status()["fixes"]}
+
+
+def not_needed_here() -> set[str]:
+    return {record_id for record_id, status in statuses().items() if status == "not needed"}
+
+
+@pytest.mark.parametrize(
+    ("backend", "expected", "absent"),
+    [
+        ("triton", {"npu-backend-option", *DEVICE_IDS, *TRITON_FAMILY_IDS, "triton-register-npu-backend"}, ASCENDC_IDS),
+        (
+            "default",
+            {"npu-backend-option", *DEVICE_IDS, *TRITON_FAMILY_IDS, "triton-register-npu-backend"},
+            ASCENDC_IDS,
+        ),
+        ("mlir", {"npu-backend-option", *DEVICE_IDS, *TRITON_FAMILY_IDS, "mlir-provider-loader"}, ASCENDC_IDS),
+        ("dvm", {"npu-backend-option", *DEVICE_IDS, *TRITON_FAMILY_IDS, "dvm-provider-loader"}, ASCENDC_IDS),
+        (
+            "ascendc",
+            {"npu-backend-option", *DEVICE_IDS, *ASCENDC_IDS},
+            TRITON_FAMILY_IDS | {"triton-register-npu-backend"},
+        ),
+    ],
+)
+def test_each_backend_applies_exactly_its_layers(
+    backend: str, expected: set[str], absent: set[str], fake_provider: Any, fake_torch_npu: Any
+) -> None:
+    from torch._inductor import utils
+
+    gpu_types = list(utils.GPU_TYPES)
+    report = npu_inductor_compat.activate(backend)
+    assert report["backend"] == backends.normalise(backend, "test")
+    # records whose probe found upstream already has the fix on this line are "not needed", not applied
+    assert applied_ids() == expected - not_needed_here()
+    assert not (applied_ids() & absent)
+    for record_id in expected:
+        assert statuses()[record_id] in ("applied", "not needed")
+    if backend == "ascendc":
+        assert utils.GPU_TYPES == gpu_types  # GPU-like for lowering only
+        from torch._inductor import lowering
+
+        assert lowering.is_gpu("npu") and not utils.is_gpu("npu")
+    else:
+        assert utils.is_gpu("npu")
+
+
+def test_loaders_register_the_providers_codegen(fake_provider: Any, fake_torch_npu: Any) -> None:
+    from torch._inductor.codegen.common import get_scheduling_for_device
+
+    expected = {"ascendc": "AscendC", "mlir": "Mlir", "dvm": "Mlir"}
+    for backend, tag in expected.items():
+        npu_inductor_compat.activate(backend)
+        assert get_scheduling_for_device("npu").backend_tag == tag
+    npu_inductor_compat.activate("triton")
+    from torch._inductor.codegen.triton import TritonScheduling
+
+    assert get_scheduling_for_device("npu") is TritonScheduling
+    npu_inductor_compat.deactivate()
+    assert get_scheduling_for_device("npu") is None
+
+
+def test_switching_backends_leaves_exactly_the_current_layers(
+    fake_provider: Any, fake_torch_npu: Any, torch_state: Any
+) -> None:
+    from torch._inductor import utils
+
+    before = torch_state.snapshot()
+    npu_inductor_compat.activate("triton")
+    triton_ids = applied_ids()
+    npu_inductor_compat.activate("ascendc")
+    assert not (applied_ids() & TRITON_FAMILY_IDS) and "npu" not in utils.GPU_TYPES
+    npu_inductor_compat.activate("triton")
+    assert applied_ids() == triton_ids
+    npu_inductor_compat.deactivate()
+    torch_state.assert_same(before, torch_state.snapshot())
+
+
+@pytest.mark.parametrize(
+    ("backend", "package"),
+    [
+        ("ascendc", "torch_npu._inductor.ascendc"),
+        ("mlir", "torch_mlir"),
+        ("dvm", "torch_npu._inductor.dvm"),
+    ],
+)
+def test_missing_provider_is_an_import_error_and_touches_nothing(
+    backend: str, package: str, fake_provider: Any, torch_state: Any
+) -> None:
+    before = torch_state.snapshot()
+    with pytest.raises(ImportError) as caught:
+        npu_inductor_compat.activate(backend)
+    message = str(caught.value)
+    assert repr(package) in message and repr(backend) in message and "pip install" in message
+    torch_state.assert_same(before, torch_state.snapshot())
+    assert applied_ids() == set()
+
+
+def test_missing_device_provider_for_an_explicit_backend(torch_state: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from npu_inductor_compat.common import providers
+
+    previous = providers.set_provider(None)
+    monkeypatch.setattr(providers, "torch_npu_installed", lambda: False)
+    try:
+        before = torch_state.snapshot()
+        with pytest.raises(ImportError, match="torch_npu is not installed.*pip install torch_npu"):
+            npu_inductor_compat.activate("triton")
+        torch_state.assert_same(before, torch_state.snapshot())
+    finally:
+        providers.set_provider(previous)
+
+
+@pytest.mark.parametrize("name", ["tirton", "", "ASCENDC ", 3, None])
+def test_unknown_backend_names_are_rejected_with_the_valid_names(name: Any, fake_provider: Any) -> None:
+    if name == "ASCENDC ":
+        assert backends.normalise(name, "x") == "ascendc"  # case and spaces are forgiven
+        return
+    if name is None:
+        assert backends.requested_backend(None) == ("triton", "default")
+        return
+    with pytest.raises(ValueError, match="valid: ascendc, default, dvm, mlir, triton"):
+        npu_inductor_compat.activate(name)
+    assert applied_ids() == set()
+
+
+def test_env_var_selects_the_backend_and_is_validated(
+    fake_provider: Any, fake_torch_npu: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(backends.BACKEND_ENV, "ascendc")
+    assert npu_inductor_compat.activate()["backend"] == "ascendc"
+    npu_inductor_compat.deactivate()
+    monkeypatch.setenv(backends.BACKEND_ENV, "cuda")
+    with pytest.raises(ValueError, match="TORCHINDUCTOR_NPU_BACKEND: unknown NPU backend 'cuda'"):
+        npu_inductor_compat.activate()
+
+
+def test_npu_backend_option_is_accepted_by_torch_compile_and_validated(fake_provider: Any) -> None:
+    import torch
+    import torch._inductor.config as config
+
+    def fn(x: Any) -> Any:
+        return x + 1
+
+    with pytest.raises(RuntimeError, match="npu_backend"):
+        torch.compile(fn, backend="inductor", options={"npu_backend": "ascendc"})  # before activation
+    npu_inductor_compat.activate()
+    torch.compile(fn, backend="inductor", options={"npu_backend": "ascendc"})
+    torch.compile(fn, backend="inductor", options={"npu_backend": "default"})
+    with pytest.raises(ValueError, match="unknown NPU backend 'tirton'; valid: ascendc, default, dvm, mlir, triton"):
+        torch.compile(fn, backend="inductor", options={"npu_backend": "tirton"})
+    with pytest.raises(ValueError, match="must be a string"):
+        torch.compile(fn, backend="inductor", options={"npu_backend": 3})
+    with config.patch(npu_backend="mlir"):
+        assert backends.requested_backend(None) == ("mlir", "the npu_backend option")
+    assert config.npu_backend is None
+    npu_inductor_compat.deactivate()
+    assert "npu_backend" not in config.get_config_copy()
+
+
+def test_the_option_wins_over_the_env_var(
+    fake_provider: Any, fake_torch_npu: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch._inductor.config as config
+
+    npu_inductor_compat.activate()
+    monkeypatch.setenv(backends.BACKEND_ENV, "mlir")
+    with config.patch(npu_backend="ascendc"):
+        assert npu_inductor_compat.activate()["backend"] == "ascendc"
+
+
+def test_a_loader_applies_its_layers_once_from_8_threads(fake_provider: Any, fake_torch_npu: Any) -> None:
+    from torch._inductor import utils
+
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            barrier.wait()
+            for _ in range(3):
+                npu_inductor_compat.activate("mlir")
+        except BaseException as err:  # pragma: no cover - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert utils.GPU_TYPES.count("npu") == 1
+    ids = [item["id"] for item in npu_inductor_compat.status()["applied"]]
+    assert len(ids) == len(set(ids)) and "mlir-provider-loader" in ids
+
+
+# ------------------------------------------------------------------ each replacement against the real original
+def test_has_triton_sees_npu_under_every_name_consumers_look_up(fake_provider: Any) -> None:
+    import torch._inductor.compile_fx as compile_fx
+    import torch._inductor.scheduler as scheduler
+    from torch.utils import _triton
+
+    original = _triton.has_triton
+    npu_inductor_compat.activate()
+    assert _triton.has_triton is not original and _triton.has_triton.__wrapped__ is original
+    assert scheduler.has_triton is _triton.has_triton and compile_fx.has_triton is _triton.has_triton
+    assert _triton.has_triton() is True  # the fake provider's interface says the npu is available
+    npu_inductor_compat.deactivate()
+    assert _triton.has_triton is original and scheduler.has_triton is original
+
+
+def test_cpp_wrapper_two_pass_check_takes_the_gpu_branch_for_npu(fake_provider: Any) -> None:
+    from torch._inductor.graph import GraphLowering
+
+    class Reached(Exception):
+        pass
+
+    class FakeGraph:
+        device_types = {"npu"}
+        aot_mode = True
+        cpp_wrapper = True
+
+        def codegen(self) -> str:
+            return "single pass"
+
+        def compile_to_module(self) -> Any:
+            raise Reached
+
+        def extract_real_inputs(self) -> Any:
+            raise Reached
+
+    import torch._inductor.config as config
+
+    original = GraphLowering.codegen_with_cpp_wrapper
+    with config.patch({"triton.autotune_at_compile_time": False}):
+        assert original(FakeGraph()) == "single pass"  # upstream: npu is treated like cpu
+        npu_inductor_compat.activate()
+        patched = GraphLowering.codegen_with_cpp_wrapper
+        if "triton-cpp-wrapper-two-pass" in applied_ids():
+            assert patched.__wrapped__ is original
+            with pytest.raises(Reached):
+                patched(FakeGraph())  # the GPU branch: first pass compiles the Python wrapper
+            FakeGraph.device_types = {"cpu"}
+            assert patched(FakeGraph()) == "single pass"
+    npu_inductor_compat.deactivate()
+    assert GraphLowering.codegen_with_cpp_wrapper is original
+
+
+def test_cache_system_info_carries_npu_and_a_new_hash(fake_provider: Any) -> None:
+    from torch._inductor.codecache import CacheBase
+
+    before = CacheBase.get_system()
+    npu_inductor_compat.activate()
+    during = CacheBase.get_system()
+    assert during["npu"]["provider"] == "test-fake" and during["hash"] != before["hash"]
+    assert {k: v for k, v in during.items() if k not in ("npu", "hash")} == {
+        k: v for k, v in before.items() if k != "hash"
+    }
+    npu_inductor_compat.deactivate()
+    assert CacheBase.get_system() == before
+
+
+def test_device_op_overrides_keep_builtin_lookups_working(fake_provider: Any) -> None:
+    """The <= 2.11 trap: registering npu first must not hide cpu/cuda overrides."""
+    from torch._inductor.codegen.common import get_device_op_overrides
+
+    npu_inductor_compat.activate()
+    npu = get_device_op_overrides("npu")
+    assert "get_raw_stream" in npu.import_get_raw_stream_as("get_raw_stream")
+    assert npu.device_guard(0) == "torch.npu.device(0)" and npu.synchronize() == "torch.npu.synchronize()"
+    assert get_device_op_overrides("cuda") is not None and get_device_op_overrides("cpu") is not None
+
+
+def test_device_to_aten_and_interface(fake_provider: Any) -> None:
+    from torch._dynamo.device_interface import get_interface_for_device
+    from torch._inductor.codegen import cpp_utils
+
+    npu_inductor_compat.activate()
+    if hasattr(cpp_utils, "DEVICE_TO_ATEN"):
+        assert cpp_utils.DEVICE_TO_ATEN["npu"] == "at::kPrivateUse1"
+    assert get_interface_for_device("npu").__name__ == "FakeNpuInterface"
+    npu_inductor_compat.deactivate()
+    with pytest.raises(NotImplementedError):
+        get_interface_for_device("npu")
+
+
+def test_benchmarker_routes_npu_to_benchmark_gpu(fake_provider: Any) -> None:
+    from torch._inductor.runtime import benchmarking
+
+    npu_inductor_compat.activate()
+    registry = getattr(benchmarking, "_BENCHMARK_DISPATCH", None)
+    if registry is None:
+        assert statuses()["triton-benchmarker-npu"] == "not needed"
+        return
+    calls: list[Any] = []
+    fake_self = types.SimpleNamespace(benchmark_gpu=lambda fn, **kw: calls.append((fn, kw)) or 1.5)
+    assert registry["npu"](fake_self, "fn", warmup=3, rep=7) == 1.5
+    assert calls == [("fn", {"warmup": 3, "rep": 7})]
+
+
+def test_should_partition_consults_the_backend_hook(fake_provider: Any, fake_torch_npu: Any) -> None:
+    from torch._inductor.scheduler import Scheduler
+
+    original = Scheduler.should_partition
+    npu_inductor_compat.activate("ascendc")
+    patched = Scheduler.should_partition
+    assert patched.__wrapped__ is original
+
+    class Backend:
+        def scheduler_should_partition_override(self, scheduler: Any, node: Any, orig_fn: Any) -> Any:
+            return ("hook", orig_fn is original)
+
+    node = types.SimpleNamespace(get_device=lambda: "npu")
+    scheduler = types.SimpleNamespace(get_backend=lambda device: Backend())
+    assert patched(scheduler, node) == ("hook", True)
+    npu_inductor_compat.deactivate()
+    assert Scheduler.should_partition is original
+
+    # Without a hook, or for a node without a device, the original decides, with every argument passed through.
+    calls: list[Any] = []
+    wrapper = layers._should_partition_with_backend_hook(lambda *args, **kwargs: calls.append((args, kwargs)) or "orig")
+    no_hook = types.SimpleNamespace(get_backend=lambda device: object())
+    assert wrapper(no_hook, node, should_log=True) == "orig"
+    assert wrapper(no_hook, types.SimpleNamespace(get_device=lambda: None)) == "orig"
+    assert calls[0] == ((no_hook, node), {"should_log": True})
+
+
+def test_report_shows_backend_and_layers(fake_provider: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from npu_inductor_compat.__main__ import main
+
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "backend  triton" in out
+    assert "[device]" in out and "[triton-family]" in out and "[triton-registration]" in out
+    assert "npu-device-interface" in out

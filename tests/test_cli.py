@@ -1,0 +1,59 @@
+"""The report: `python -m npu_inductor_compat` and `--json`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import npu_inductor_compat
+from npu_inductor_compat.__main__ import main
+
+
+def test_report_names_versions_line_reason_and_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert f"torch                {torch.__version__}" in out
+    assert f"line     {npu_inductor_compat.torch_line()}  (torch " in out
+    assert "npu-backend-option  [config]  applied" in out
+
+
+def test_json_is_status(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(json.dumps(npu_inductor_compat.status()))
+    assert printed["active"] is True
+
+
+@pytest.mark.parametrize("flag", [[], ["--json"]])
+def test_unsupported_torch_is_a_message_and_exit_1(
+    flag: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NPU_INDUCTOR_COMPAT_TORCH_VERSION", "2.6.0")
+    assert main(flag) == 1
+    captured = capsys.readouterr()
+    assert "unsupported torch: torch 2.6.0 is older than the oldest supported release 2.7.1" in captured.err
+    assert "Traceback" not in captured.err + captured.out
+
+
+def test_failed_activation_is_a_message_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--backend", "cuda"]) == 1
+    err = capsys.readouterr().err
+    assert "activation failed, nothing applied" in err and "unknown NPU backend 'cuda'" in err
+    assert npu_inductor_compat.status()["applied"] == []
+
+
+def test_usage_error_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--no-such-flag"])
+    assert caught.value.code == 2
+
+
+@pytest.mark.slow
+def test_module_entry_point_runs_in_a_fresh_interpreter(run_python: Any) -> None:
+    done = run_python("import runpy; runpy.run_module('npu_inductor_compat', run_name='__main__')")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "npu-inductor-compat report" in done.stdout
