@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat.common.option import OPTION_RECORD, current_value
+from npu_inductor_compat.common.option import OPTION_RECORD, PER_COMPILE_RECORD, current_value
 from npu_inductor_compat.common.providers import DeviceProvider
 from npu_inductor_compat.patching import Change, Patch, constant
 
@@ -42,7 +42,7 @@ def current_npu_backend_option() -> str | None:
 
 
 def config_layer() -> tuple[Patch, ...]:
-    return (OPTION_RECORD,)
+    return (OPTION_RECORD, PER_COMPILE_RECORD)
 
 
 # --------------------------------------------------------------------------------------------- device layer

@@ -68,6 +68,22 @@ def current_value() -> str | None:
     return str(value)
 
 
+def _switch_backend_per_compile(original: Any) -> Any:
+    """Wrap the compile entry Dynamo hands each graph to, so that ``options={"npu_backend": ...}`` selects the
+    backend for that compile (when the package is active): its layers are switched in before Inductor lowers."""
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        wanted = self.config.get(OPTION)
+        if wanted is not None and wanted != "default":
+            from npu_inductor_compat.activation import switch_backend
+
+            switch_backend(wanted, f"torch.compile option {OPTION!r}")
+        return original(self, *args, **kwargs)
+
+    __call__.__wrapped__ = original  # type: ignore[attr-defined]
+    return __call__
+
+
 OPTION_RECORD = Patch(
     id="npu-backend-option",
     layer="config",
@@ -85,4 +101,13 @@ OPTION_RECORD = Patch(
     ),
     upstream_has_fix=_torch_npu_defined_it,
     refresh=_config_hash_dirty,
+)
+
+PER_COMPILE_RECORD = Patch(
+    id="npu-backend-per-compile",
+    layer="config",
+    why="options={'npu_backend': ...} must select the backend for that compile, not only at activation",
+    upstream="torch_npu _dynamo.py _NpuBackendScope around _TorchCompileInductorWrapper.__call__ (PR 40264)",
+    remove_when="never while the backend is a process-wide choice made through torch.compile options",
+    changes=(Change("torch:_TorchCompileInductorWrapper.__call__", _switch_backend_per_compile),),
 )

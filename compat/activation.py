@@ -33,6 +33,8 @@ class Plan:
 class LineModule(Protocol):
     def backend_plan(self, backend: str | None) -> Plan: ...
 
+    def normalise_backend(self, name: object, source: str) -> str: ...
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -60,6 +62,7 @@ class _State:
     journal: Journal = field(default_factory=Journal)
     active: bool = False
     backend: str | None = None
+    disabled: frozenset[str] = frozenset()
     decisions: list[Decision] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
@@ -113,12 +116,20 @@ def activate(backend: str | None = None) -> dict[str, Any]:
         records = fix_records()
         known = {record.id for record in records} | set(plan.known_ids) | {patch.id for patch in plan.layers}
         disabled = disabled_ids(known)
-        decisions = [_decide(record, line, disabled, journal) for record in (*plan.layers, *records)]
-        wanted = [decision.record for decision in decisions if decision.status == "applied"]
-        wanted_ids = {patch.id for patch in wanted}
-        stale = [patch.id for patch in journal.applied() if patch.id not in wanted_ids]
-        journal.transition(stale, wanted)
+        decisions: list[Decision] = []
+
+        def decide() -> list[Patch]:
+            decisions[:] = [_decide(record, line, disabled, journal) for record in (*plan.layers, *records)]
+            return [decision.record for decision in decisions if decision.status == "applied"]
+
+        if _state.active and (plan.backend, disabled) == (_state.backend, _state.disabled):
+            journal.apply(decide())  # same selection: idempotent, already-applied records stay as they are
+        else:
+            # A new selection is decided on torch without our earlier changes (a probe must see upstream, not us),
+            # so everything is undone first, and put back exactly if the new activation fails.
+            journal.transition([patch.id for patch in journal.applied()], decide)
         _state.active = True
+        _state.disabled = disabled
         _state.backend = plan.backend
         _state.decisions = decisions
         _state.skipped = list(plan.skipped)
@@ -129,12 +140,27 @@ def activate(backend: str | None = None) -> dict[str, Any]:
         return status()
 
 
+def switch_backend(requested: str, source: str) -> None:
+    """Switch the active package to ``requested`` if it is active with another backend (per-compile option)."""
+    from npu_inductor_compat.dispatch import resolve
+
+    with _state.journal.lock:
+        if not _state.active:
+            return
+        module = resolve()[1]
+        wanted = module.normalise_backend(requested, source)
+        if wanted != _state.backend:
+            log.info("npu_inductor_compat: %s selects backend %r (was %r)", source, wanted, _state.backend)
+            activate(wanted)
+
+
 def deactivate() -> list[str]:
     """Undo everything activate() applied, last first. Returns the ids undone."""
     with _state.journal.lock:
         undone = _state.journal.undo()
         _state.active = False
         _state.backend = None
+        _state.disabled = frozenset()
         _state.decisions = []
         _state.skipped = []
         return undone

@@ -354,15 +354,20 @@ class Journal:
             self._applied.pop(patch.id, None)
             _refresh_quietly(patch)
 
-    def transition(self, undo_ids: Iterable[str], patches: Iterable[Patch]) -> list[Patch]:
-        """Undo ``undo_ids`` then apply ``patches``, atomically: on failure the undone patches come back exactly."""
+    def transition(
+        self, undo_ids: Iterable[str], patches: Iterable[Patch] | Callable[[], Iterable[Patch]]
+    ) -> list[Patch]:
+        """Undo ``undo_ids`` then apply ``patches``, atomically: on failure the undone patches come back exactly.
+
+        ``patches`` may be a callable, evaluated after the undo (so it can probe torch without our earlier changes).
+        """
         with self._lock:
             wanted = set(undo_ids) & set(self._applied)
             kept_entries = [entry for entry in self._entries if entry.patch_id in wanted]
             kept_patches = [patch for patch in self._applied.values() if patch.id in wanted]
             self.undo(wanted)
             try:
-                return self.apply(patches)
+                return self.apply(patches() if callable(patches) else patches)
             except BaseException:
                 # apply() already rolled itself back; put the previous state back with the very same objects.
                 for entry in kept_entries:

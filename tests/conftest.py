@@ -9,8 +9,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import npu_inductor_compat
 import pytest
+
+import npu_inductor_compat
 from npu_inductor_compat import dispatch
 
 ENV_KEYS = (

@@ -6,8 +6,9 @@ import json
 import threading
 from typing import Any
 
-import npu_inductor_compat
 import pytest
+
+import npu_inductor_compat
 from npu_inductor_compat import activation
 from npu_inductor_compat.patching import Change, Patch, PatchError, constant
 
@@ -33,7 +34,7 @@ def test_without_a_provider_only_torch_side_records_apply_and_the_skip_is_explai
     monkeypatch.setattr(providers, "torch_npu_installed", lambda: False)
     report = npu_inductor_compat.activate()
     assert report["active"] is True and report["backend"] is None
-    assert applied_ids() == {"npu-backend-option"}
+    assert applied_ids() == {"npu-backend-option", "npu-backend-per-compile"}
     assert any("torch_npu is not installed" in item["why"] for item in report["skipped"])
     json.dumps(report)  # JSON-serialisable
     assert report["line"] == npu_inductor_compat.torch_line()

@@ -7,10 +7,12 @@ import threading
 import types
 from typing import Any
 
-import npu_inductor_compat
 import pytest
+
+import npu_inductor_compat
 from npu_inductor_compat.common import backends, layers
 
+CONFIG_IDS = {"npu-backend-option", "npu-backend-per-compile"}
 DEVICE_IDS = {"npu-device-op-overrides", "npu-device-to-aten", "npu-device-interface"}
 TRITON_FAMILY_IDS = {
     "triton-has-triton-npu",
@@ -37,17 +39,17 @@ def not_needed_here() -> set[str]:
 @pytest.mark.parametrize(
     ("backend", "expected", "absent"),
     [
-        ("triton", {"npu-backend-option", *DEVICE_IDS, *TRITON_FAMILY_IDS, "triton-register-npu-backend"}, ASCENDC_IDS),
+        ("triton", {*CONFIG_IDS, *DEVICE_IDS, *TRITON_FAMILY_IDS, "triton-register-npu-backend"}, ASCENDC_IDS),
         (
             "default",
-            {"npu-backend-option", *DEVICE_IDS, *TRITON_FAMILY_IDS, "triton-register-npu-backend"},
+            {*CONFIG_IDS, *DEVICE_IDS, *TRITON_FAMILY_IDS, "triton-register-npu-backend"},
             ASCENDC_IDS,
         ),
-        ("mlir", {"npu-backend-option", *DEVICE_IDS, *TRITON_FAMILY_IDS, "mlir-provider-loader"}, ASCENDC_IDS),
-        ("dvm", {"npu-backend-option", *DEVICE_IDS, *TRITON_FAMILY_IDS, "dvm-provider-loader"}, ASCENDC_IDS),
+        ("mlir", {*CONFIG_IDS, *DEVICE_IDS, *TRITON_FAMILY_IDS, "mlir-provider-loader"}, ASCENDC_IDS),
+        ("dvm", {*CONFIG_IDS, *DEVICE_IDS, *TRITON_FAMILY_IDS, "dvm-provider-loader"}, ASCENDC_IDS),
         (
             "ascendc",
-            {"npu-backend-option", *DEVICE_IDS, *ASCENDC_IDS},
+            {*CONFIG_IDS, *DEVICE_IDS, *ASCENDC_IDS},
             TRITON_FAMILY_IDS | {"triton-register-npu-backend"},
         ),
     ],
@@ -99,6 +101,8 @@ def test_switching_backends_leaves_exactly_the_current_layers(
     triton_ids = applied_ids()
     npu_inductor_compat.activate("ascendc")
     assert not (applied_ids() & TRITON_FAMILY_IDS) and "npu" not in utils.GPU_TYPES
+    # decided on torch without the triton layer: "npu" in GPU_TYPES must not make the lowering patch look unneeded
+    assert {"ascendc-lowering-gpu-like", "ascendc-should-partition-hook"} <= applied_ids()
     npu_inductor_compat.activate("triton")
     assert applied_ids() == triton_ids
     npu_inductor_compat.deactivate()
@@ -361,3 +365,20 @@ def test_report_shows_backend_and_layers(fake_provider: Any, capsys: pytest.Capt
     assert "backend  triton" in out
     assert "[device]" in out and "[triton-family]" in out and "[triton-registration]" in out
     assert "npu-device-interface" in out
+
+
+def test_the_compile_option_switches_the_backend_for_that_compile(fake_provider: Any, fake_torch_npu: Any) -> None:
+    """Real torch.compile of a CPU function: Dynamo hands the graph to Inductor with the option, and the package
+    switches to that backend's layers before Inductor lowers it."""
+    import torch
+
+    npu_inductor_compat.activate("triton")
+
+    def fn(x: Any) -> Any:
+        return torch.sin(x) + 1
+
+    compiled = torch.compile(fn, backend="inductor", options={"npu_backend": "ascendc", "fx_graph_cache": False})
+    x = torch.randn(8)
+    assert torch.allclose(compiled(x), fn(x))
+    assert npu_inductor_compat.status()["backend"] == "ascendc"
+    assert "ascendc-lowering-gpu-like" in applied_ids() and not (applied_ids() & TRITON_FAMILY_IDS)

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 import pytest
+
 from npu_inductor_compat.patching import (
     ABSENT,
     ActivationFailed,

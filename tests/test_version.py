@@ -5,8 +5,9 @@ from __future__ import annotations
 import itertools
 import warnings
 
-import npu_inductor_compat
 import pytest
+
+import npu_inductor_compat
 from npu_inductor_compat import dispatch, version
 from npu_inductor_compat.dispatch import UnsupportedTorchVersion, UntestedTorchVersionWarning
 

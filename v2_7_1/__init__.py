@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from npu_inductor_compat.common.backends import backend_plan
+from npu_inductor_compat.common.backends import normalise as normalise_backend
 from npu_inductor_compat.patching import Patch
 
 LINE = "v2_7_1"
@@ -10,4 +11,4 @@ LINE = "v2_7_1"
 # This line's own fix records (added by the flex-grid and workspace issues).
 FIXES: tuple[Patch, ...] = ()
 
-__all__ = ["FIXES", "LINE", "backend_plan"]
+__all__ = ["FIXES", "LINE", "backend_plan", "normalise_backend"]
