@@ -156,7 +156,7 @@ def backend_plan(explicit: str | None) -> Plan:
             known_ids=known,
         )
     assert provider is not None
-    chosen = config_layer + layers.device_layer(provider)
+    chosen = config_layer + layers.device_layer(provider) + provider.records()
     for layer_name in backend.layers:
         chosen += layers.LAYERS[layer_name](provider)
     return Plan(backend=name, layers=chosen, known_ids=known)

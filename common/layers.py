@@ -99,6 +99,16 @@ def _has_interface() -> bool:
     return DEVICE in device_interface.device_interfaces
 
 
+def _flex_accepts_npu(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _validate_device(query: Any, key: Any, value: Any) -> Any:
+        if query.device.type == DEVICE:
+            return None
+        return original(query, key, value)
+
+    _validate_device.__wrapped__ = original  # type: ignore[attr-defined]
+    return _validate_device
+
+
 def device_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
     return (
         Patch(
@@ -151,6 +161,14 @@ def device_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
                 ),
             ),
             upstream_has_fix=_has_interface,
+        ),
+        Patch(
+            id="npu-flex-attention-device",
+            layer="device",
+            why="flex_attention rejects every device but cuda/cpu/xpu/hpu before Inductor sees the graph",
+            upstream="torch/nn/attention/flex_attention.py _validate_device; torch_npu 2.9 no-ops it",
+            remove_when="upstream flex_attention accepts PrivateUse1 devices",
+            changes=(Change("torch.nn.attention.flex_attention:_validate_device", _flex_accepts_npu),),
         ),
     )
 

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from npu_inductor_compat.patching import Patch
+
 
 @dataclass(frozen=True)
 class DeviceProvider:
@@ -25,6 +27,8 @@ class DeviceProvider:
     summary: str = ""
     # (scheduling, Python wrapper, C++ wrapper) classes for the triton backend; None: this package's own.
     codegen_classes: Callable[[], tuple[type, type, type | None]] | None = None
+    # Journal records this provider itself needs (applied right after the device layer, undone with it).
+    records: Callable[[], tuple[Patch, ...]] = tuple
 
 
 def _torch_npu_interface() -> type:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from npu_inductor_compat.activation import activate, status
-from npu_inductor_compat.dispatch import UnsupportedTorchVersion
+from npu_inductor_compat.dispatch import UnsupportedTorchVersion, resolve
 from npu_inductor_compat.patching import PatchError
 
 
@@ -33,10 +33,14 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["codegen"]:
+        return _codegen(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m npu_inductor_compat",
         description="Activate for the installed torch and report what was chosen and applied.",
     )
+    parser.epilog = "Subcommand: codegen SCRIPT.py [...] shows what Inductor generates for NPU, without an NPU."
     parser.add_argument("--json", action="store_true", help="print status() as JSON")
     parser.add_argument("--backend", default=None, help="NPU backend to activate (triton, mlir, dvm, ascendc)")
     args = parser.parse_args(argv)
@@ -56,6 +60,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
+
+
+def _codegen(argv: list[str]) -> int:
+    """The codegen command belongs to the version module serving this torch (it runs the real Inductor)."""
+    try:
+        _, module = resolve()
+    except (UnsupportedTorchVersion, ValueError) as err:
+        print(f"npu_inductor_compat codegen: {err}", file=sys.stderr)
+        return 1
+    result: int = module.codegen_main(argv)
+    return result
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import platform
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -34,6 +35,8 @@ class LineModule(Protocol):
     def backend_plan(self, backend: str | None) -> Plan: ...
 
     def normalise_backend(self, name: object, source: str) -> str: ...
+
+    def codegen_main(self, argv: list[str]) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -70,15 +73,17 @@ class _State:
 _state = _State()
 
 
-def disabled_ids(known: set[str]) -> frozenset[str]:
-    """Ids named in NPU_INDUCTOR_COMPAT_DISABLE; an id that names no record is an error."""
+def disabled_ids(known: set[str], extra: Iterable[str] = ()) -> frozenset[str]:
+    """Ids named in NPU_INDUCTOR_COMPAT_DISABLE (and ``extra``); an id that names no record is an error."""
     raw = os.environ.get(DISABLE_ENV, "")
-    wanted = {part.strip() for part in raw.split(",") if part.strip()}
-    unknown = sorted(wanted - known)
-    if unknown:
-        names = ", ".join(map(repr, unknown))
-        raise ValueError(f"{DISABLE_ENV} names unknown fix id(s) {names}; valid ids: {', '.join(sorted(known))}")
-    return frozenset(wanted)
+    from_env = {part.strip() for part in raw.split(",") if part.strip()}
+    extra = set(extra)
+    for source, wanted in ((DISABLE_ENV, from_env), ("disable=", extra)):
+        unknown = sorted(wanted - known)
+        if unknown:
+            names = ", ".join(map(repr, unknown))
+            raise ValueError(f"{source} names unknown fix id(s) {names}; valid ids: {', '.join(sorted(known))}")
+    return frozenset(from_env | extra)
 
 
 def _decide(record: Patch, line: str, disabled: frozenset[str], journal: Journal) -> Decision:
@@ -102,11 +107,12 @@ def _decide(record: Patch, line: str, disabled: frozenset[str], journal: Journal
     return Decision(record, "applied", "")
 
 
-def activate(backend: str | None = None) -> dict[str, Any]:
+def activate(backend: str | None = None, *, disable: Iterable[str] = ()) -> dict[str, Any]:
     """Apply the device layer, the backend's layers and the line's fixes for the installed torch; return status().
 
-    Idempotent; calling it with another backend switches layers. On any failure torch is left as it was before the
-    call and the error names the record that failed.
+    Idempotent; calling it with another backend switches layers. ``disable`` skips records by id, like
+    NPU_INDUCTOR_COMPAT_DISABLE. On any failure torch is left as it was before the call and the error names the
+    record that failed.
     """
     journal = _state.journal
     with journal.lock:
@@ -115,7 +121,7 @@ def activate(backend: str | None = None) -> dict[str, Any]:
         plan: Plan = module.backend_plan(backend)
         records = fix_records()
         known = {record.id for record in records} | set(plan.known_ids) | {patch.id for patch in plan.layers}
-        disabled = disabled_ids(known)
+        disabled = disabled_ids(known, disable)
         decisions: list[Decision] = []
 
         def decide() -> list[Patch]:
@@ -151,7 +157,7 @@ def switch_backend(requested: str, source: str) -> None:
         wanted = module.normalise_backend(requested, source)
         if wanted != _state.backend:
             log.info("npu_inductor_compat: %s selects backend %r (was %r)", source, wanted, _state.backend)
-            activate(wanted)
+            activate(wanted, disable=_state.disabled)
 
 
 def deactivate() -> list[str]:

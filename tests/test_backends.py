@@ -13,7 +13,7 @@ import npu_inductor_compat
 from npu_inductor_compat.common import backends, layers
 
 CONFIG_IDS = {"npu-backend-option", "npu-backend-per-compile"}
-DEVICE_IDS = {"npu-device-op-overrides", "npu-device-to-aten", "npu-device-interface"}
+DEVICE_IDS = {"npu-device-op-overrides", "npu-device-to-aten", "npu-device-interface", "npu-flex-attention-device"}
 TRITON_FAMILY_IDS = {
     "triton-has-triton-npu",
     "triton-gpu-types-npu",
@@ -25,7 +25,8 @@ ASCENDC_IDS = {"ascendc-lowering-gpu-like", "ascendc-should-partition-hook", "as
 
 
 def applied_ids() -> set[str]:
-    return {item["id"] for item in npu_inductor_compat.status()["applied"]}
+    """Applied layer records (the line's torch-side fixes are backend-independent and tested on their own)."""
+    return {item["id"] for item in npu_inductor_compat.status()["applied"] if item["layer"] != "fix"}
 
 
 def statuses() -> dict[str, str]:
@@ -379,6 +380,6 @@ def test_the_compile_option_switches_the_backend_for_that_compile(fake_provider:
 
     compiled = torch.compile(fn, backend="inductor", options={"npu_backend": "ascendc", "fx_graph_cache": False})
     x = torch.randn(8)
-    assert torch.allclose(compiled(x), fn(x))
+    torch.testing.assert_close(compiled(x), fn(x))  # float32 tolerances: sin(x) + 1 cancels near -1
     assert npu_inductor_compat.status()["backend"] == "ascendc"
     assert "ascendc-lowering-gpu-like" in applied_ids() and not (applied_ids() & TRITON_FAMILY_IDS)

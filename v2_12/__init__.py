@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from npu_inductor_compat.common.backends import backend_plan
 from npu_inductor_compat.common.backends import normalise as normalise_backend
+from npu_inductor_compat.common.simulated.cli import codegen_main
 from npu_inductor_compat.patching import Patch
 
 LINE = "v2_12"
@@ -11,4 +12,4 @@ LINE = "v2_12"
 # This line's own fix records.
 FIXES: tuple[Patch, ...] = ()
 
-__all__ = ["FIXES", "LINE", "backend_plan", "normalise_backend"]
+__all__ = ["FIXES", "LINE", "backend_plan", "codegen_main", "normalise_backend"]

@@ -1,0 +1,186 @@
+"""`python -m npu_inductor_compat codegen SCRIPT.py`: what Inductor generates for device "npu", without an NPU.
+
+Sets the simulated NPU up, activates this package for it (the normal activation path), runs SCRIPT unchanged with
+every Inductor graph captured codegen-only, and writes the wrappers and kernels to --out.
+Exit codes: 0 every graph generated; 1 a graph failed or the script raised; 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import runpy
+import shutil
+import sys
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+USAGE_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # same exit code and format as argparse, one place to say it
+        self.print_usage(sys.stderr)
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m npu_inductor_compat codegen",
+        description="Run SCRIPT with torch.compile's Inductor generating code for a simulated NPU (nothing runs on "
+        "a device); write each graph's wrapper and kernels, and summary.json.",
+    )
+    parser.add_argument("script", help="a Python script that makes 'npu' tensors and calls torch.compile")
+    parser.add_argument("--out", default="npu_codegen", help="output directory (default: %(default)s)")
+    parser.add_argument("--cpp-wrapper", action="store_true", help="generate the C++ wrapper (cpp_wrapper=True)")
+    parser.add_argument("--dynamic", action="store_true", help="compile with dynamic shapes from the first call")
+    parser.add_argument("--backend", default=None, help="NPU backend: triton (default), mlir, dvm, ascendc")
+    parser.add_argument(
+        "--without-fix", nargs="+", action="extend", default=[], metavar="ID", help="disable these fix/layer ids"
+    )
+    return parser
+
+
+@contextmanager
+def _script_argv(script: Path) -> Iterator[None]:
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [str(script)]
+    sys.path.insert(0, str(script.parent))
+    try:
+        yield
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def _inductor_settings(cpp_wrapper: bool, dynamic: bool) -> ExitStack:
+    import torch._dynamo.config as dynamo_config
+    import torch._inductor.config as inductor_config
+
+    stack = ExitStack()
+    # Caches would hand back stubbed results from an earlier run and skip codegen.
+    stack.enter_context(inductor_config.patch(force_disable_caches=True, fx_graph_cache=False, cpp_wrapper=cpp_wrapper))
+    if dynamic:
+        stack.enter_context(dynamo_config.patch(assume_static_by_default=False))
+    return stack
+
+
+def _clear_previous_run(out: Path) -> None:
+    """Remove what an earlier run wrote here (only our own file names), so no stale graph survives."""
+    for stale in out.glob("graph_*"):
+        if stale.is_dir() and stale.name[len("graph_") :].isdigit():
+            shutil.rmtree(stale)
+    for name in ("summary.json", "script_error.txt"):
+        (out / name).unlink(missing_ok=True)
+
+
+def _write(out: Path, summary: dict[str, Any], graphs: list[Any], script_traceback: str | None) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    _clear_previous_run(out)
+    for graph in graphs:
+        folder = out / f"graph_{graph.index}"
+        (folder / "kernels").mkdir(parents=True, exist_ok=True)
+        if graph.wrapper_source is not None:
+            (folder / f"wrapper.{'cpp' if graph.wrapper == 'cpp' else 'py'}").write_text(graph.wrapper_source)
+        for name, source in graph.kernels.items():
+            safe = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+            (folder / "kernels" / f"{safe}.py").write_text(source)
+        if graph.error is not None:
+            (folder / "error.txt").write_text(graph.error["traceback"])
+    if script_traceback is not None:
+        (out / "script_error.txt").write_text(script_traceback)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+
+
+def _table(summary: dict[str, Any]) -> str:
+    rows = [("graph", "kind", "wrapper", "kernels", "status")]
+    for graph in summary["graphs"]:
+        error = graph["error"]
+        status = "ok" if error is None else f"{error['type']}: {error['message'].splitlines()[0][:90]}"
+        rows.append((str(graph["index"]), graph["kind"], graph["wrapper"], str(len(graph["kernels"])), status))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)) + "  " + row[4]
+        for row in rows
+    ]
+    if not summary["graphs"]:
+        lines.append("(no graph was compiled: does the script call torch.compile on 'npu' tensors?)")
+    return "\n".join(lines)
+
+
+def codegen_main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    script = Path(args.script)
+    if not script.is_file():
+        parser.error(f"SCRIPT {args.script!r} is not a file")
+
+    from npu_inductor_compat.activation import activate, deactivate, status
+    from npu_inductor_compat.common import backends, layers
+    from npu_inductor_compat.registry import fix_records
+
+    if args.backend is not None:
+        try:
+            backends.normalise(args.backend, "--backend")
+        except ValueError as err:
+            parser.error(str(err))
+    from npu_inductor_compat.common.simulated import device
+
+    known = {record.id for record in fix_records()} | set(layers.all_layer_ids())
+    known |= {record.id for record in device.PROVIDER.records()}
+    unknown = sorted(set(args.without_fix) - known)
+    if unknown:
+        parser.error(f"--without-fix: unknown id(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
+
+    from npu_inductor_compat.common import providers
+    from npu_inductor_compat.common.simulated.capture import capturing
+
+    device.setup()
+    previous = providers.set_provider(device.PROVIDER)
+    try:
+        try:
+            report = activate(args.backend, disable=args.without_fix)
+        except (ImportError, ValueError, RuntimeError) as err:
+            print(f"npu_inductor_compat codegen: activation failed, nothing applied: {err}", file=sys.stderr)
+            return 1
+        script_error = None
+        import torch
+
+        torch._dynamo.reset()
+        with capturing() as capture, _inductor_settings(args.cpp_wrapper, args.dynamic), _script_argv(script):
+            try:
+                runpy.run_path(str(script), run_name="__main__")
+            except SystemExit as exit_:
+                if exit_.code not in (None, 0):
+                    script_error = {"type": "SystemExit", "message": str(exit_.code), "traceback": ""}
+            except BaseException as err:  # the script's own failure is reported, not raised
+                script_error = {"type": type(err).__name__, "message": str(err), "traceback": traceback.format_exc()}
+        torch._dynamo.reset()
+        summary = {
+            "script": str(script),
+            "torch": torch.__version__,
+            "line": report["line"],
+            "backend": status()["backend"],
+            "cpp_wrapper": args.cpp_wrapper,
+            "dynamic": args.dynamic,
+            "without_fix": sorted(set(args.without_fix)),
+            "fixes": {fix["id"]: fix["status"] for fix in status()["fixes"]},
+            "script_error": None if script_error is None else {k: script_error[k] for k in ("type", "message")},
+            "graphs": [graph.summary() for graph in capture.graphs],
+        }
+        out = Path(args.out)
+        _write(out, summary, capture.graphs, None if script_error is None else script_error["traceback"])
+    finally:
+        deactivate()
+        providers.set_provider(previous)
+    print(_table(summary))
+    print(f"wrote {out / 'summary.json'}")
+    if script_error is not None:
+        message = script_error["message"].splitlines()[0] if script_error["message"] else ""
+        print(
+            f"the script raised {script_error['type']}: {message} (traceback: {out / 'script_error.txt'})",
+            file=sys.stderr,
+        )
+    return 1 if script_error is not None or capture.failed() else 0

@@ -1,0 +1,629 @@
+"""A simulated NPU device for machines without an NPU or torch_npu.
+
+PyTorch's PrivateUse1 backend, renamed "npu" and backed by host (CPU) memory, so that real PyTorch code runs with
+``device="npu"`` tensors (every operator executes on CPU through the dispatcher's CPU fallback), and so that
+``torch.compile``'s Inductor can generate code for device "npu" on a CPU-only machine (codegen only: nothing is
+launched on a device). It is a test and development tool, not an accelerator.
+
+- :func:`setup` builds (once per torch version, cached on disk) and loads the C++ part, ``device_ext.cpp`` beside
+  this file (allocator, a few kernels, CPU fallback, device/stream guard, PrivateUse1 hooks, raw-stream getter),
+  then renames PrivateUse1 to "npu", registers ``torch.npu`` and generates ``Tensor.npu()`` / ``Tensor.is_npu``.
+- :data:`SimulatedNpuInterface` is a ``torch._dynamo.device_interface.DeviceInterface`` for "npu". This module does
+  not register it (the device layer does, with ``register_interface_for_device("npu", SimulatedNpuInterface)``).
+  It is created on first access, so importing this module imports ``torch`` only (no ``torch._dynamo``, no
+  ``torch._inductor``) and builds nothing.
+
+One device (index 0) with one synchronous stream (raw handle 0). Random numbers come from the CPU default
+generator, which the simulated device reports as its own: ``torch.npu.manual_seed`` seeds the CPU generator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import threading
+import time
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import torch
+
+from npu_inductor_compat.common.providers import DeviceProvider
+from npu_inductor_compat.patching import Change, Patch
+
+__all__ = [
+    "DEVICE",
+    "PROVIDER",
+    "SimulatedNpu",
+    "SimulatedNpuInterface",
+    "SimulatedNpuProperties",
+    "setup",
+]
+
+DEVICE = "npu"
+DEVICE_COUNT = 1
+EXTENSION_SOURCE = Path(__file__).with_name("device_ext.cpp")
+_DEFAULT_PRIVATEUSE1_NAME = "privateuseone"
+_MARK = "_npu_inductor_compat_simulated"  # set on the torch.npu module this file registers
+
+_lock = threading.RLock()
+_instance: SimulatedNpu | None = None
+_renamed_here = False  # PrivateUse1 renamed by this module (a setup that failed after the rename may be retried)
+
+
+class SimulatedNpuProperties(NamedTuple):
+    """Device properties, shaped like ``torch.cuda.get_device_properties`` of an A100 (what Inductor reads)."""
+
+    name: str = "Simulated NPU"
+    major: int = 8
+    minor: int = 0
+    multi_processor_count: int = 108
+    total_memory: int = 40 * 1024**3
+    warp_size: int = 32
+    max_threads_per_multi_processor: int = 2048
+    max_threads_per_block: int = 1024
+    regs_per_multiprocessor: int = 65536
+    shared_memory_per_block: int = 49152
+    shared_memory_per_block_optin: int = 166912
+    max_shared_memory_per_block_optin: int = 166912
+    shared_memory_per_multiprocessor: int = 167936
+    L2_cache_size: int = 40 * 1024**2
+    is_integrated: bool = False
+    is_multi_gpu_board: bool = False
+
+
+_PROPERTIES = SimulatedNpuProperties()
+
+
+class SimulatedNpu:
+    """What :func:`setup` returns: the loaded extension and how it was obtained."""
+
+    def __init__(
+        self, torch_version: str, build_seconds: float, reused: bool, extension: Any, build_directory: str
+    ) -> None:
+        self.torch_version = torch_version
+        self.build_seconds = build_seconds  # seconds spent in cpp_extension.load (build, or check and load)
+        self.reused = reused  # True when a build from an earlier process was loaded as it was
+        self.extension = extension
+        self.build_directory = build_directory
+        self.device_module: types.ModuleType | None = None
+
+    def __repr__(self) -> str:
+        how = "reused" if self.reused else "built"
+        return f"SimulatedNpu(torch {self.torch_version}, {how} in {self.build_seconds:.1f} s, {self.build_directory})"
+
+
+# ------------------------------------------------------------------------------------------------ setup
+def setup(verbose: bool = False) -> SimulatedNpu:
+    """Make ``device="npu"`` work in this process (idempotent, thread-safe); return the :class:`SimulatedNpu`.
+
+    Raises RuntimeError, changing nothing, when PrivateUse1 already belongs to another backend (a different
+    name, or "npu" registered by someone else, such as torch_npu).
+    """
+    global _instance, _renamed_here
+    with _lock:
+        if _instance is not None:
+            return _instance
+        existing = _registered_elsewhere()
+        if existing is not None:
+            _instance = existing
+            return existing
+        _check_privateuse1_free()
+        instance = _load_extension(verbose)
+        if torch._C._get_privateuse1_backend_name() != DEVICE:
+            torch.utils.rename_privateuse1_backend(DEVICE)
+            _renamed_here = True
+        module = _device_module(instance)
+        torch._register_device_module(DEVICE, module)
+        instance.device_module = module
+        if not hasattr(torch.Tensor, f"is_{DEVICE}"):
+            torch.utils.generate_methods_for_privateuse1_backend()
+        _instance = instance
+        return instance
+
+
+def _registered_elsewhere() -> SimulatedNpu | None:
+    """The instance of another copy of this module (same file imported twice) that already set the device up."""
+    module = getattr(torch, DEVICE, None)
+    if module is not None and getattr(module, _MARK, False):
+        instance: SimulatedNpu = module._simulated_npu
+        return instance
+    return None
+
+
+def _check_privateuse1_free() -> None:
+    name = torch._C._get_privateuse1_backend_name()
+    if name not in (_DEFAULT_PRIVATEUSE1_NAME, DEVICE):
+        raise RuntimeError(
+            f"npu_inductor_compat: cannot set up the simulated NPU device: PyTorch's PrivateUse1 backend is "
+            f"already renamed to {name!r} by another backend in this process"
+        )
+    module = getattr(torch, DEVICE, None)
+    if module is not None:
+        raise RuntimeError(
+            f"npu_inductor_compat: cannot set up the simulated NPU device: torch.{DEVICE} is already registered "
+            f"({module!r}), by torch_npu or another backend"
+        )
+    if name == DEVICE and not _renamed_here:
+        raise RuntimeError(
+            f"npu_inductor_compat: cannot set up the simulated NPU device: PyTorch's PrivateUse1 backend is already "
+            f"renamed to {DEVICE!r} by another backend in this process (torch_npu?)"
+        )
+
+
+def _sanitized_torch_version() -> str:
+    return re.sub(r"[^0-9A-Za-z]+", "_", torch.__version__).strip("_")
+
+
+def _build_directory(name: str) -> Path:
+    """One folder per extension name (so per torch version) and per Python version (the .so links its ABI)."""
+    root = os.environ.get("TORCH_EXTENSIONS_DIR")
+    if not root:
+        from torch.utils.cpp_extension import get_default_build_root
+
+        root = get_default_build_root()
+    return Path(root) / f"py{sys.version_info.major}{sys.version_info.minor}" / name
+
+
+def _load_extension(verbose: bool) -> SimulatedNpu:
+    from torch.utils import cpp_extension
+
+    name = f"npu_inductor_compat_simnpu_{_sanitized_torch_version()}"
+    build_directory = _build_directory(name)
+    build_directory.mkdir(parents=True, exist_ok=True)
+    before = {p.name: p.stat().st_mtime_ns for p in build_directory.glob("*.so")}
+    # ninja rebuilds when the source is newer than the library (or the flags changed); announce that case now.
+    expected_build = not before or max(before.values()) < EXTENSION_SOURCE.stat().st_mtime_ns
+    version = torch.__version__
+    if expected_build:
+        end = "\n" if verbose else ""  # with verbose, the compiler's lines follow
+        print(f"building the simulated NPU device extension for torch {version} ...", end=end, file=sys.stderr)
+        sys.stderr.flush()
+    start = time.perf_counter()
+    try:
+        extension = cpp_extension.load(
+            name=name,
+            sources=[str(EXTENSION_SOURCE)],
+            build_directory=str(build_directory),
+            extra_cflags=["-O1"],
+            verbose=verbose,
+        )
+    except Exception:
+        if expected_build:
+            print(" failed", file=sys.stderr)
+        raise
+    seconds = time.perf_counter() - start
+    library = Path(extension.__file__)
+    reused = before.get(library.name) == library.stat().st_mtime_ns
+    if expected_build:
+        print(f" done in {seconds:.1f} s", file=sys.stderr)
+    elif not reused:
+        print(
+            f"building the simulated NPU device extension for torch {version} ... done in {seconds:.1f} s",
+            file=sys.stderr,
+        )
+    else:
+        print(f"reusing the simulated NPU device extension ({seconds:.1f} s)", file=sys.stderr)
+    return SimulatedNpu(version, seconds, reused, extension, str(build_directory))
+
+
+def _ensure() -> SimulatedNpu:
+    return _instance if _instance is not None else setup()
+
+
+# ------------------------------------------------------------------------------------------------ device API
+def _device_index(device: Any = None, *, optional: bool = True) -> int:
+    """Index of an "npu" device given as None, an int, "npu" / "npu:N", or a torch.device; only 0 exists."""
+    if device is None:
+        if not optional:
+            raise ValueError("npu_inductor_compat: a device is required")
+        return 0
+    index: int | None
+    if isinstance(device, torch.device):
+        if device.type != DEVICE:
+            raise ValueError(f"npu_inductor_compat: expected an {DEVICE} device, got {device}")
+        index = device.index
+    elif isinstance(device, str):
+        kind, _, number = device.partition(":")
+        if kind != DEVICE:
+            raise ValueError(f"npu_inductor_compat: expected an {DEVICE} device, got {device!r}")
+        index = int(number) if number else None
+    elif isinstance(device, int) and not isinstance(device, bool):
+        index = device
+    else:
+        raise TypeError(f"npu_inductor_compat: cannot read a device index from {device!r}")
+    if index is None or index == -1:
+        return 0
+    if not 0 <= index < DEVICE_COUNT:
+        raise ValueError(f"npu_inductor_compat: invalid {DEVICE} device index {index} (the simulated NPU has 1)")
+    return index
+
+
+def is_available() -> bool:
+    return True
+
+
+def is_initialized() -> bool:
+    return _instance is not None
+
+
+def _lazy_init() -> None:
+    _ensure()
+
+
+def _is_in_bad_fork() -> bool:
+    return False
+
+
+def device_count() -> int:
+    return DEVICE_COUNT
+
+
+def current_device() -> int:
+    return 0
+
+
+def set_device(device: Any) -> None:
+    _device_index(device, optional=False)
+
+
+def _exchange_device(device: int) -> int:
+    if device >= 0:
+        _device_index(device)
+    return 0
+
+
+def _maybe_exchange_device(device: int) -> int:
+    return _exchange_device(device)
+
+
+def synchronize(device: Any = None) -> None:
+    _device_index(device)  # work is synchronous: nothing to wait for
+
+
+class device:
+    """Context manager selecting an "npu" device (there is one, so it only validates)."""
+
+    def __init__(self, device: Any) -> None:
+        self.idx = -1 if device is None else _device_index(device)
+        self.prev_idx = -1
+
+    def __enter__(self) -> None:
+        self.prev_idx = _exchange_device(self.idx)
+
+    def __exit__(self, *exc: object) -> None:
+        self.idx = _maybe_exchange_device(self.prev_idx)
+
+
+def get_device_properties(device: Any = None) -> SimulatedNpuProperties:
+    _device_index(device)
+    return _PROPERTIES
+
+
+def get_device_name(device: Any = None) -> str:
+    return get_device_properties(device).name
+
+
+def get_device_capability(device: Any = None) -> tuple[int, int]:
+    props = get_device_properties(device)
+    return props.major, props.minor
+
+
+def is_bf16_supported(including_emulation: bool = False) -> bool:
+    return True
+
+
+def get_amp_supported_dtype() -> list[torch.dtype]:
+    return [torch.float16, torch.bfloat16]
+
+
+def memory_allocated(device: Any = None) -> int:
+    _device_index(device)
+    return int(_instance.extension.memory_allocated()) if _instance is not None else 0
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    _device_index(device)
+    return int(_instance.extension.max_memory_allocated()) if _instance is not None else 0
+
+
+def empty_cache() -> None:
+    """Nothing is cached: freed tensors return their memory at once."""
+
+
+def _get_current_raw_stream(device_index: int) -> int:
+    """Raw handle of the current stream (generated wrappers import it as ``get_raw_stream``): always 0."""
+    return int(_ensure().extension.current_raw_stream(device_index))
+
+
+# Random numbers: the CPU fallback runs random kernels on CPU with the CPU default generator, which the
+# extension's hooks also report as the npu default generator; these act on that generator.
+def manual_seed(seed: int) -> None:
+    torch.default_generator.manual_seed(int(seed))
+
+
+def manual_seed_all(seed: int) -> None:
+    manual_seed(seed)
+
+
+def seed() -> int:
+    return int(torch.default_generator.seed())
+
+
+def seed_all() -> int:
+    return seed()
+
+
+def initial_seed() -> int:
+    return int(torch.default_generator.initial_seed())
+
+
+def get_rng_state(device: Any = DEVICE) -> torch.Tensor:
+    _device_index(device)
+    return torch.default_generator.get_state()
+
+
+def set_rng_state(new_state: torch.Tensor, device: Any = DEVICE) -> None:
+    _device_index(device)
+    torch.default_generator.set_state(new_state)
+
+
+def get_rng_state_all() -> list[torch.Tensor]:
+    return [get_rng_state(i) for i in range(DEVICE_COUNT)]
+
+
+def set_rng_state_all(new_states: list[torch.Tensor]) -> None:
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+# Streams and events: classes deriving from torch.Stream / torch.Event (what Dynamo captures) whose constructors
+# return plain torch.Stream / torch.Event objects on the npu device: torch checks the exact type of the other
+# event in Event.elapsed_time (torch >= 2.9), so instances of a Python subclass could not be timed against each other.
+class Stream(torch.Stream):  # type: ignore[misc]
+    def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> torch.Stream:  # type: ignore[misc]
+        _ensure()
+        if "stream_id" in kwargs:  # rebuilt from (stream_id, device_index, device_type)
+            return torch.Stream(priority=priority, **kwargs)
+        return torch.Stream(device=torch.device(DEVICE, _device_index(device)), priority=priority)
+
+
+class Event(torch.Event):  # type: ignore[misc]
+    def __new__(  # type: ignore[misc]
+        cls,
+        device: Any = None,
+        enable_timing: bool = False,
+        blocking: bool = False,
+        interprocess: bool = False,
+    ) -> torch.Event:
+        _ensure()
+        return torch.Event(
+            device=torch.device(DEVICE, _device_index(device)),
+            enable_timing=enable_timing,
+            blocking=blocking,
+            interprocess=interprocess,
+        )
+
+
+def current_stream(device: Any = None) -> torch.Stream:
+    return Stream(device)
+
+
+def default_stream(device: Any = None) -> torch.Stream:
+    return Stream(device)
+
+
+def set_stream(stream: Any) -> None:
+    """There is one stream: nothing to switch."""
+
+
+def _set_stream_by_id(stream_id: int, device_index: int, device_type: int) -> None:
+    """There is one stream: nothing to switch."""
+
+
+@contextlib.contextmanager
+def stream(stream: Any) -> Iterator[Any]:
+    yield stream
+
+
+_DEVICE_API = (
+    is_available,
+    is_initialized,
+    _lazy_init,
+    _is_in_bad_fork,
+    device_count,
+    current_device,
+    set_device,
+    _exchange_device,
+    _maybe_exchange_device,
+    synchronize,
+    device,
+    get_device_properties,
+    get_device_name,
+    get_device_capability,
+    is_bf16_supported,
+    get_amp_supported_dtype,
+    memory_allocated,
+    max_memory_allocated,
+    empty_cache,
+    _get_current_raw_stream,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    initial_seed,
+    get_rng_state,
+    set_rng_state,
+    get_rng_state_all,
+    set_rng_state_all,
+    Stream,
+    Event,
+    current_stream,
+    default_stream,
+    set_stream,
+    _set_stream_by_id,
+    stream,
+)
+
+
+def _device_module(instance: SimulatedNpu) -> types.ModuleType:
+    """The ``torch.npu`` module: this file's device API under torch's name for it."""
+    module = types.ModuleType(f"torch.{DEVICE}", "Simulated NPU device module (npu_inductor_compat).")
+    for item in _DEVICE_API:
+        setattr(module, item.__name__, item)
+    module.SimulatedNpuProperties = SimulatedNpuProperties  # type: ignore[attr-defined]
+    setattr(module, _MARK, True)
+    module._simulated_npu = instance  # type: ignore[attr-defined]
+    return module
+
+
+# ------------------------------------------------------------------------------------------------ dynamo interface
+_interface: type | None = None
+SimulatedNpuInterface: type  # created on first access by __getattr__ below (no value here, on purpose)
+
+
+def _make_interface() -> type:
+    from torch._dynamo import device_interface as di
+
+    class SimulatedNpuInterface(di.DeviceInterface):  # type: ignore[misc]
+        """Dynamo/Inductor's runtime view of the simulated "npu" device (A100-like properties, one stream)."""
+
+        device = globals()["device"]
+        Event = globals()["Event"]
+        Stream = globals()["Stream"]
+
+        class Worker:
+            @staticmethod
+            def set_device(device: int) -> None:
+                di.caching_worker_current_devices[DEVICE] = _device_index(device)
+
+            @staticmethod
+            def current_device() -> int:
+                return int(di.caching_worker_current_devices.get(DEVICE, current_device()))
+
+            @staticmethod
+            def get_device_properties(device: Any = None) -> SimulatedNpuProperties:
+                return get_device_properties(device)
+
+        current_device = staticmethod(current_device)
+        set_device = staticmethod(set_device)
+        maybe_exchange_device = staticmethod(_maybe_exchange_device)
+        exchange_device = staticmethod(_exchange_device)
+        device_count = staticmethod(device_count)
+        is_available = staticmethod(is_available)
+        stream = staticmethod(stream)
+        current_stream = staticmethod(current_stream)
+        set_stream = staticmethod(set_stream)
+        _set_stream_by_id = staticmethod(_set_stream_by_id)
+        get_raw_stream = staticmethod(_get_current_raw_stream)
+        synchronize = staticmethod(synchronize)
+        get_device_properties = staticmethod(get_device_properties)  # type: ignore[assignment]
+        is_bf16_supported = staticmethod(is_bf16_supported)
+        memory_allocated = staticmethod(memory_allocated)
+
+        @staticmethod
+        def get_compute_capability(device: Any = None) -> int:
+            # CUDA's integer form (major * 10 + minor): Inductor stores it as DeviceProperties.cc (an int).
+            props = get_device_properties(device)
+            return props.major * 10 + props.minor
+
+        @staticmethod
+        def is_triton_capable(device: Any = None) -> bool:  # asked from torch 2.9 on
+            return True
+
+    SimulatedNpuInterface.__module__ = __name__
+    SimulatedNpuInterface.__qualname__ = "SimulatedNpuInterface"
+    return SimulatedNpuInterface
+
+
+def __getattr__(name: str) -> Any:
+    # SimulatedNpuInterface subclasses a torch._dynamo class: built on first access, not at import.
+    global _interface
+    if name == "SimulatedNpuInterface":
+        with _lock:
+            if _interface is None:
+                _interface = _make_interface()
+        return _interface
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ------------------------------------------------------------------------------------------------ device provider
+def _interface_for_provider() -> type:
+    setup()
+    interface: type = __getattr__("SimulatedNpuInterface")
+    return interface
+
+
+def _triton_key() -> str:
+    """COMPAT(>= 2.9): torch wraps Triton's key in torch._inductor.runtime.triton_compat (newer Triton moved it).
+    CAN REMOVE when MIN_SUPPORTED >= (2, 9): import it from triton_compat only."""
+    try:
+        from torch._inductor.runtime.triton_compat import triton_key
+    except ImportError:
+        from triton.compiler.compiler import triton_key
+    return str(triton_key())
+
+
+def _backend_hash_without_driver(original: Any) -> Any:
+    def triton_hash_with_backend() -> str:
+        import hashlib
+
+        return hashlib.sha256(f"{_triton_key()}-{PROVIDER.name}".encode()).hexdigest().upper()
+
+    triton_hash_with_backend.__wrapped__ = original  # type: ignore[attr-defined]
+    return triton_hash_with_backend
+
+
+def _seed_kernel_params(original: Any) -> Any:
+    from npu_inductor_compat.common.simulated.kernel_params import seed_instead_of_autotune
+
+    return seed_instead_of_autotune(original)
+
+
+def _records() -> tuple[Patch, ...]:
+    return (
+        Patch(
+            id="simulated-triton-backend-hash",
+            layer="simulated-npu",
+            why="Inductor keys Triton kernels by the active Triton driver's hash; the simulated NPU has no driver",
+            upstream="torch.utils._triton.triton_hash_with_backend (asks triton.runtime.driver.active)",
+            remove_when="never while the simulated NPU has no Triton driver (codegen only)",
+            changes=(Change("torch.utils._triton:triton_hash_with_backend", _backend_hash_without_driver),),
+        ),
+        Patch(
+            id="simulated-kernel-params",
+            layer="simulated-npu",
+            why="cpp_wrapper on torch < 2.12 launches every kernel once to learn its launch parameters; nothing can be "
+            "launched here, so they are read from each kernel's autotuner instead",
+            upstream="PythonWrapperCodegen.generate_and_run_autotune_block / CachingAutotuner.save_gpu_kernel",
+            remove_when="MIN_SUPPORTED >= (2, 12): kernels are compiled lazily inside the generated C++",
+            changes=(
+                Change(
+                    "torch._inductor.codegen.wrapper:PythonWrapperCodegen.generate_and_run_autotune_block",
+                    _seed_kernel_params,
+                ),
+            ),
+        ),
+    )
+
+
+def _codegen_classes() -> tuple[type, type, type | None]:
+    from npu_inductor_compat.common.npu_codegen import default_codegen_classes
+    from npu_inductor_compat.common.simulated.cpp_wrapper import SimulatedNpuCppWrapper
+
+    scheduling, wrapper, _ = default_codegen_classes()
+    return scheduling, wrapper, SimulatedNpuCppWrapper
+
+
+PROVIDER = DeviceProvider(
+    name="simulated-npu",
+    device_interface=_interface_for_provider,
+    raw_stream_import="from torch.npu import _get_current_raw_stream as {name}",
+    summary="the simulated NPU (PrivateUse1 renamed npu, CPU memory underneath; codegen only)",
+    codegen_classes=_codegen_classes,
+    records=_records,
+)

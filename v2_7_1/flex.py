@@ -1,0 +1,168 @@
+"""Flex attention on torch 2.7.x-2.8.x for non-CUDA devices: the symbolic backward grid and device-aware configs.
+
+torch 2.7/2.8 keep flex in ``torch/_inductor/kernel/flex_attention.py``. Checked in torch_npu's wheels: 2.7.1.post11
+sets the same symbolic grid on upstream's backward template (its own ``NPUTritonTemplate`` templates are separate and
+are not affected by these records); 2.9.0.post9 defines templates of its own; 2.12.0.post3 ships no flex code.
+Nothing here imports torch until a record is probed or applied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+from npu_inductor_compat.patching import Change, Patch
+
+FLEX_MODULE = "torch._inductor.kernel.flex_attention"  # torch 2.7.x-2.8.x
+FLEX_MODULES = (FLEX_MODULE, "torch._inductor.kernel.flex.flex_attention")  # 2.9 moved it
+ISSUE_4431 = "torch_npu issue 4431; fixed on torch_npu's v2.7.1 branch only (_inductor/kernel/flex_attention.py)"
+
+
+def _import(name: str) -> ModuleType | None:
+    # Importing a flex kernel module first thing hits a circular import in torch 2.7 (cpp_gemm_template);
+    # Inductor's lowering imports them in a working order.
+    importlib.import_module("torch._inductor.lowering")
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        return None
+
+
+def _flex_module() -> ModuleType | None:
+    for name in FLEX_MODULES:
+        module = _import(name)
+        if module is not None:
+            return module
+    return None
+
+
+# ------------------------------------------------------------------------------------ symbolic backward grid
+def flex_backward_grid_2_7(
+    batch_size: Any,
+    q_heads: Any,
+    num_queries: Any,
+    d_model: Any,
+    kv_heads: Any,
+    num_key_value: Any,
+    meta: Any,
+    *,
+    cdiv: Any,
+) -> tuple[Any, Any, Any]:
+    """torch 2.7's backward grid, written with an injected ``cdiv`` so it can be printed as a C++ expression.
+
+    The 2.7/2.8 kernel reads ``off_hz = tl.program_id(2)``: the layout must stay (…, 1, batch * kv_heads). torch 2.9's
+    symbolic grid is (…, batch, kv_heads) for a kernel that reads program ids differently: never mix them.
+    """
+    return (
+        cdiv(num_queries, meta["BLOCK_M2"]) * (q_heads // kv_heads) + cdiv(num_key_value, meta["BLOCK_N1"]),
+        1,
+        batch_size * kv_heads,
+    )
+
+
+def _symbolic_grid(_old: Any) -> Any:
+    from torch._inductor.select_algorithm import SymbolicGridFn
+
+    return SymbolicGridFn(flex_backward_grid_2_7)
+
+
+def backward_grid_is_symbolic() -> bool:
+    """Feature detection: the backward template's grid already prints as C++ (torch >= 2.9 ships that)."""
+    from torch._inductor.select_algorithm import SymbolicGridFn
+
+    module = _flex_module()
+    template = getattr(module, "flex_attention_backward_template", None)
+    return template is not None and isinstance(template.grid, SymbolicGridFn)
+
+
+SYMBOLIC_BACKWARD_GRID = Patch(
+    id="flex-backward-symbolic-grid",
+    layer="fix",
+    why=(
+        "with cpp_wrapper=True and dynamic shapes Inductor must print the flex backward grid as C++; a plain grid "
+        "function stops the backward with 'cpp_wrapper requires SymbolicGridFn'"
+    ),
+    upstream=ISSUE_4431,
+    remove_when="MIN_SUPPORTED >= (2, 9): torch's own backward grid is a SymbolicGridFn",
+    lines=("v2_7_1",),
+    # The template keeps the grid it was built with: setting the module-level function would change nothing.
+    changes=(Change(f"{FLEX_MODULE}:flex_attention_backward_template.grid", _symbolic_grid),),
+    upstream_has_fix=backward_grid_is_symbolic,
+)
+
+
+# ------------------------------------------------------------------------------- configs from the device itself
+@contextlib.contextmanager
+def cuda_queries_answered_by(device_type: str) -> Iterator[None]:
+    """While active, torch.cuda.get_device_capability / get_device_properties answer for ``device_type``.
+
+    torch 2.7's flex configs ask CUDA for the compute capability and SM count whatever the device; for another
+    device they must describe that device (and on an NPU host there is no CUDA to ask at all).
+    """
+    import torch
+    from torch._dynamo.device_interface import get_interface_for_device
+
+    properties = get_interface_for_device(device_type).Worker.get_device_properties
+
+    def get_device_properties(device: Any = None) -> Any:
+        return properties()
+
+    def get_device_capability(device: Any = None) -> tuple[int, int]:
+        found = properties()
+        return (int(found.major), int(found.minor))
+
+    saved = (torch.cuda.get_device_capability, torch.cuda.get_device_properties)
+    torch.cuda.get_device_capability, torch.cuda.get_device_properties = get_device_capability, get_device_properties
+    try:
+        yield
+    finally:
+        torch.cuda.get_device_capability, torch.cuda.get_device_properties = saved
+
+
+def _device_type(node: Any) -> str:
+    device = node.get_device()
+    return str(getattr(device, "type", device))
+
+
+def _asking_the_device(original: Any) -> Any:
+    def config_for(node: Any, *args: Any, **kwargs: Any) -> Any:
+        device_type = _device_type(node)
+        if device_type in ("cuda", "cpu"):
+            return original(node, *args, **kwargs)
+        with cuda_queries_answered_by(device_type):
+            return original(node, *args, **kwargs)
+
+    config_for.__wrapped__ = original  # type: ignore[attr-defined]
+    return config_for
+
+
+def configs_ask_cuda() -> bool:
+    """True when this torch's flex configs query torch.cuda directly (2.7/2.8's _get_nv_config)."""
+    module = _import(FLEX_MODULE)
+    nv_config = getattr(module, "_get_nv_config", None)
+    return nv_config is not None and "get_device_capability" in nv_config.__code__.co_names
+
+
+CONFIGS_FROM_DEVICE = Patch(
+    id="flex-configs-from-device",
+    layer="fix",
+    why=(
+        "torch 2.7/2.8 pick flex block sizes from torch.cuda's compute capability and SM count for every device: "
+        "lowering flex for an NPU fails where there is no CUDA"
+    ),
+    upstream="torch 2.7.1 kernel/flex_attention.py _get_nv_config, kernel/flex_decoding.py get_split_k",
+    remove_when="MIN_SUPPORTED >= (2, 9): configs come from per-device template heuristics",
+    lines=("v2_7_1",),
+    changes=(
+        Change(f"{FLEX_MODULE}:_get_default_config_fwd", _asking_the_device),
+        Change(f"{FLEX_MODULE}:_get_default_config_bwd", _asking_the_device),
+        # flex_attention imported it by name; decoding also asks for the SM count (get_split_k)
+        Change(f"{FLEX_MODULE}:create_flex_decoding_kernel", _asking_the_device),
+    ),
+    upstream_has_fix=lambda: not configs_ask_cuda(),
+)
+
+FIXES = (CONFIGS_FROM_DEVICE, SYMBOLIC_BACKWARD_GRID)
