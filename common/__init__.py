@@ -5,7 +5,8 @@ Nothing here imports a version module; importing this package imports no torch m
 
 from __future__ import annotations
 
+from npu_inductor_compat.common import flex
 from npu_inductor_compat.patching import Patch
 
-# Fix records shared by all torch lines (added by the workspace/lock and autotuner issues).
-FIXES: tuple[Patch, ...] = ()
+# Fix records shared by several torch lines.
+FIXES: tuple[Patch, ...] = (flex.DECODING_SPLIT_FROM_DEVICE,)

@@ -34,8 +34,11 @@ def test_without_a_provider_only_torch_side_records_apply_and_the_skip_is_explai
     monkeypatch.setattr(providers, "torch_npu_installed", lambda: False)
     report = npu_inductor_compat.activate()
     assert report["active"] is True and report["backend"] is None
-    # torch-side fixes need no provider: on torch 2.7/2.8 the flex fixes apply, on later lines upstream has them
-    line_fixes = {"flex-configs-from-device", "flex-backward-symbolic-grid"} if report["line"] == "v2_7_1" else set()
+    # torch-side fixes need no provider; which flex fixes a line needs differs
+    if report["line"] == "v2_7_1":
+        line_fixes = {"flex-configs-from-device", "flex-backward-symbolic-grid"}
+    else:
+        line_fixes = {"flex-decoding-split-from-device"}
     assert applied_ids() == {"npu-backend-option", "npu-backend-per-compile", *line_fixes}
     assert any("torch_npu is not installed" in item["why"] for item in report["skipped"])
     json.dumps(report)  # JSON-serialisable

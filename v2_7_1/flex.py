@@ -8,12 +8,10 @@ Nothing here imports torch until a record is probed or applied.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+from npu_inductor_compat.common.flex import asking_the_device, import_after_lowering
 from npu_inductor_compat.patching import Change, Patch
 
 FLEX_MODULE = "torch._inductor.kernel.flex_attention"  # torch 2.7.x-2.8.x
@@ -21,19 +19,9 @@ FLEX_MODULES = (FLEX_MODULE, "torch._inductor.kernel.flex.flex_attention")  # 2.
 ISSUE_4431 = "torch_npu issue 4431; fixed on torch_npu's v2.7.1 branch only (_inductor/kernel/flex_attention.py)"
 
 
-def _import(name: str) -> ModuleType | None:
-    # Importing a flex kernel module first thing hits a circular import in torch 2.7 (cpp_gemm_template);
-    # Inductor's lowering imports them in a working order.
-    importlib.import_module("torch._inductor.lowering")
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError:
-        return None
-
-
 def _flex_module() -> ModuleType | None:
     for name in FLEX_MODULES:
-        module = _import(name)
+        module = import_after_lowering(name)
         if module is not None:
             return module
     return None
@@ -95,53 +83,9 @@ SYMBOLIC_BACKWARD_GRID = Patch(
 
 
 # ------------------------------------------------------------------------------- configs from the device itself
-@contextlib.contextmanager
-def cuda_queries_answered_by(device_type: str) -> Iterator[None]:
-    """While active, torch.cuda.get_device_capability / get_device_properties answer for ``device_type``.
-
-    torch 2.7's flex configs ask CUDA for the compute capability and SM count whatever the device; for another
-    device they must describe that device (and on an NPU host there is no CUDA to ask at all).
-    """
-    import torch
-    from torch._dynamo.device_interface import get_interface_for_device
-
-    properties = get_interface_for_device(device_type).Worker.get_device_properties
-
-    def get_device_properties(device: Any = None) -> Any:
-        return properties()
-
-    def get_device_capability(device: Any = None) -> tuple[int, int]:
-        found = properties()
-        return (int(found.major), int(found.minor))
-
-    saved = (torch.cuda.get_device_capability, torch.cuda.get_device_properties)
-    torch.cuda.get_device_capability, torch.cuda.get_device_properties = get_device_capability, get_device_properties
-    try:
-        yield
-    finally:
-        torch.cuda.get_device_capability, torch.cuda.get_device_properties = saved
-
-
-def _device_type(node: Any) -> str:
-    device = node.get_device()
-    return str(getattr(device, "type", device))
-
-
-def _asking_the_device(original: Any) -> Any:
-    def config_for(node: Any, *args: Any, **kwargs: Any) -> Any:
-        device_type = _device_type(node)
-        if device_type in ("cuda", "cpu"):
-            return original(node, *args, **kwargs)
-        with cuda_queries_answered_by(device_type):
-            return original(node, *args, **kwargs)
-
-    config_for.__wrapped__ = original  # type: ignore[attr-defined]
-    return config_for
-
-
 def configs_ask_cuda() -> bool:
     """True when this torch's flex configs query torch.cuda directly (2.7/2.8's _get_nv_config)."""
-    module = _import(FLEX_MODULE)
+    module = import_after_lowering(FLEX_MODULE)
     nv_config = getattr(module, "_get_nv_config", None)
     return nv_config is not None and "get_device_capability" in nv_config.__code__.co_names
 
@@ -157,10 +101,10 @@ CONFIGS_FROM_DEVICE = Patch(
     remove_when="MIN_SUPPORTED >= (2, 9): configs come from per-device template heuristics",
     lines=("v2_7_1",),
     changes=(
-        Change(f"{FLEX_MODULE}:_get_default_config_fwd", _asking_the_device),
-        Change(f"{FLEX_MODULE}:_get_default_config_bwd", _asking_the_device),
+        Change(f"{FLEX_MODULE}:_get_default_config_fwd", asking_the_device),
+        Change(f"{FLEX_MODULE}:_get_default_config_bwd", asking_the_device),
         # flex_attention imported it by name; decoding also asks for the SM count (get_split_k)
-        Change(f"{FLEX_MODULE}:create_flex_decoding_kernel", _asking_the_device),
+        Change(f"{FLEX_MODULE}:create_flex_decoding_kernel", asking_the_device),
     ),
     upstream_has_fix=lambda: not configs_ask_cuda(),
 )
