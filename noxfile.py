@@ -50,3 +50,19 @@ def typecheck(session: nox.Session) -> None:
     session.install("--no-deps", "--reinstall-package", "npu-inductor-compat", ".")
     session.run("mypy", "-p", "npu_inductor_compat")
     session.run("mypy", "noxfile.py")
+
+
+@nox.session
+def matrix(session: nox.Session) -> None:
+    """The fix-by-torch-line table: `fixes --json` in a venv per torch line, rendered into fixes_matrix.md."""
+    results = []
+    for torch in TORCH_LINES:
+        venv = f".nox/matrix-torch-{torch.replace('.', '-')}"
+        session.run("uv", "venv", "--quiet", "--allow-existing", venv, external=True)
+        session.run("uv", "pip", "install", "--quiet", "--python", venv, f"torch=={torch}", "-e", ".", external=True)
+        path = f"{venv}/fixes.json"
+        session.run(f"{venv}/bin/python", "-m", "npu_inductor_compat", "fixes", "--json", "--out", path, external=True)
+        results.append(path)
+    session.run(
+        f"{venv}/bin/python", "-m", "npu_inductor_compat.matrix", *results, "--out", "fixes_matrix.md", external=True
+    )

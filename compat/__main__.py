@@ -6,9 +6,10 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from npu_inductor_compat.activation import activate, status
+from npu_inductor_compat.activation import activate
 from npu_inductor_compat.dispatch import UnsupportedTorchVersion, resolve
 from npu_inductor_compat.patching import PatchError
 
@@ -32,33 +33,69 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _activate_or_explain(backend: str | None) -> dict[str, Any] | None:
+    """activate(), or None after printing why it failed (nothing is left applied)."""
+    try:
+        return activate(backend)
+    except UnsupportedTorchVersion as err:
+        print(f"npu_inductor_compat: unsupported torch: {err}", file=sys.stderr)
+    except (ImportError, ValueError, PatchError) as err:
+        print(f"npu_inductor_compat: activation failed, nothing applied: {err}", file=sys.stderr)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["codegen"]:
         return _codegen(argv[1:])
+    if argv[:1] == ["fixes"]:
+        return _fixes(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m npu_inductor_compat",
         description="Activate for the installed torch and report what was chosen and applied.",
+        epilog="Subcommands: 'fixes [--json]' lists the fix records and their status; 'codegen SCRIPT.py [...]' "
+        "shows what Inductor generates for NPU, without an NPU.",
     )
-    parser.epilog = "Subcommand: codegen SCRIPT.py [...] shows what Inductor generates for NPU, without an NPU."
     parser.add_argument("--json", action="store_true", help="print status() as JSON")
     parser.add_argument("--backend", default=None, help="NPU backend to activate (triton, mlir, dvm, ascendc)")
     args = parser.parse_args(argv)
-    try:
-        report = activate(args.backend)
-    except UnsupportedTorchVersion as err:
-        print(f"npu_inductor_compat: unsupported torch: {err}", file=sys.stderr)
-        return 1
-    except (ImportError, ValueError, PatchError) as err:
-        print(f"npu_inductor_compat: activation failed, nothing applied: {err}", file=sys.stderr)
-        try:
-            report = status()
-        except Exception:
-            return 1
-        if args.json:
-            print(json.dumps(report, indent=2))
+    report = _activate_or_explain(args.backend)
+    if report is None:
         return 1
     print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
+def fix_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The fix records (torch-side, backend-independent) from a status() report."""
+    return [fix for fix in report["fixes"] if fix["layer"] == "fix"]
+
+
+def _fixes(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m npu_inductor_compat fixes",
+        description="Every fix record for the installed torch: id, why, upstream reference and status "
+        "(applied / not needed: upstream has it / skipped: why / missing).",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON: torch, line and the records")
+    parser.add_argument("--out", default=None, help="with --json: write the JSON to this file instead")
+    args = parser.parse_args(argv)
+    report = _activate_or_explain(None)
+    if report is None:
+        return 1
+    rows = fix_rows(report)
+    if args.json:
+        text = json.dumps({"torch": report["versions"]["torch"], "line": report["line"], "fixes": rows}, indent=2)
+        if args.out:
+            Path(args.out).write_text(text + "\n")
+        else:
+            print(text)
+        return 0
+    print(f"torch {report['versions']['torch']} -> {report['line']}")
+    for fix in rows:
+        state = fix["status"] + (f": {fix['detail']}" if fix["detail"] else "")
+        print(f"\n{fix['id']}  [{state}]\n  why:      {fix['why']}\n  upstream: {fix['upstream']}")
+        print(f"  remove:   {fix['remove_when']}")
     return 0
 
 

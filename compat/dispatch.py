@@ -51,6 +51,9 @@ LINES: tuple[Line, ...] = (
     Line("v2_12", (2, 12, 0), None, "torch 2.12.x and newer: ContextVar config entries, lazy C++ kernel compile"),
 )
 
+# The oldest supported release line: a removal tag for a release at or below it is stale (tests/test_compat_tags.py).
+MIN_SUPPORTED: tuple[int, int] = (LINES[0].first[0], LINES[0].first[1])
+
 # The newest torch minor release the test matrix runs (noxfile.py's TORCH_LINES); anything newer gets a warning.
 NEWEST_TESTED: tuple[int, int] = (2, 12)
 

@@ -1,0 +1,81 @@
+"""The fix-by-torch-line matrix: one markdown table from `fixes --json` results of several torch environments.
+
+`nox -s matrix` runs `python -m npu_inductor_compat fixes --json` in one venv per torch line, then
+`python -m npu_inductor_compat.matrix RESULT.json ... --out fixes_matrix.md` prints and writes the table and
+exits 1 when any fix is "missing" on any line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from npu_inductor_compat.version import parse_release
+
+START, END = "<!-- fixes-matrix:start -->", "<!-- fixes-matrix:end -->"
+
+
+def render(results: Sequence[dict[str, Any]]) -> str:
+    """Markdown: a row per fix record, a column per torch line (results are `fixes --json` outputs)."""
+    ordered = sorted(results, key=lambda result: parse_release(result["torch"]))
+    columns = [f"torch {result['torch'].split('+')[0]} ({result['line']})" for result in ordered]
+    ids: list[str] = []
+    for result in ordered:
+        ids += [fix["id"] for fix in result["fixes"] if fix["id"] not in ids]
+    lines = ["| fix | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    for fix_id in ids:
+        cells = []
+        for result in ordered:
+            found = {fix["id"]: fix["status"] for fix in result["fixes"]}
+            cells.append(found.get(fix_id, "unknown"))
+        lines.append(f"| `{fix_id}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def parse(markdown: str) -> dict[str, dict[str, str]]:
+    """The table back as {column title: {fix id: status}}."""
+    rows = [line for line in markdown.strip().splitlines() if line.startswith("|")]
+    header = [cell.strip() for cell in rows[0].strip("|").split("|")]
+    table: dict[str, dict[str, str]] = {title: {} for title in header[1:]}
+    for row in rows[2:]:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        for title, cell in zip(header[1:], cells[1:], strict=True):
+            table[title][cells[0].strip("`")] = cell
+    return table
+
+
+def embedded(readme: str) -> str:
+    """The table between the matrix markers of a README."""
+    if START not in readme or END not in readme:
+        raise ValueError(f"README has no {START} ... {END} block")
+    return readme.split(START, 1)[1].split(END, 1)[0]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m npu_inductor_compat.matrix", description=__doc__)
+    parser.add_argument("results", nargs="+", type=Path, help="`fixes --json` outputs, one per torch line")
+    parser.add_argument("--out", type=Path, default=None, help="also write the table here")
+    args = parser.parse_args(argv)
+    results = [json.loads(path.read_text()) for path in args.results]
+    table = render(results)
+    print(table)
+    if args.out is not None:
+        args.out.write_text(table + "\n")
+    missing = [
+        f"{fix['id']} on torch {result['torch']}"
+        for result in results
+        for fix in result["fixes"]
+        if fix["status"] == "missing"
+    ]
+    if missing:
+        print("missing (needed but not written for that line): " + ", ".join(missing), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

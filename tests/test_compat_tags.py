@@ -1,0 +1,59 @@
+"""Every version-conditional helper says what changed and when it can go; a tag for a range no longer supported
+is stale and fails here (so removing support for a torch line forces the clean-up)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from npu_inductor_compat.dispatch import MIN_SUPPORTED, NEWEST_TESTED
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = [path for folder in ("compat", "common", "v2_7_1", "v2_9", "v2_12") for path in (ROOT / folder).rglob("*.py")]
+COMPAT = re.compile(r"COMPAT\(>= (\d+)\.(\d+)\): \S")
+REMOVE = re.compile(r"CAN REMOVE when MIN_SUPPORTED >= \((\d+), (\d+)\): \S")
+
+
+def tags() -> list[tuple[str, int, str]]:
+    found = []
+    for path in SOURCES:
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if "COMPAT(" in line or "CAN REMOVE" in line:
+                found.append((str(path.relative_to(ROOT)), number, line))
+    return found
+
+
+def test_there_are_tags_to_check() -> None:
+    assert len([t for t in tags() if "COMPAT(" in t[2]]) >= 5
+
+
+def test_every_compat_tag_is_well_formed_and_followed_by_its_removal_plan() -> None:
+    problems = []
+    for path in SOURCES:
+        lines = path.read_text().splitlines()
+        for index, line in enumerate(lines):
+            if "COMPAT(" in line:
+                if not COMPAT.search(line):
+                    problems.append(f"{path.name}:{index + 1}: malformed COMPAT tag: {line.strip()}")
+                window = "\n".join(lines[index : index + 6])
+                if not REMOVE.search(window):
+                    problems.append(f"{path.name}:{index + 1}: COMPAT without a CAN REMOVE plan within 5 lines")
+            if "CAN REMOVE" in line and not REMOVE.search(line):
+                problems.append(f"{path.name}:{index + 1}: malformed CAN REMOVE tag: {line.strip()}")
+    assert problems == []
+
+
+def test_no_tag_is_stale_for_the_supported_range() -> None:
+    stale = []
+    for file, number, line in tags():
+        for match in REMOVE.finditer(line):
+            version = (int(match.group(1)), int(match.group(2)))
+            if version <= MIN_SUPPORTED:
+                stale.append(f"{file}:{number}: removable since MIN_SUPPORTED {MIN_SUPPORTED} >= {version}")
+        for match in COMPAT.finditer(line):
+            version = (int(match.group(1)), int(match.group(2)))
+            if version <= MIN_SUPPORTED:
+                stale.append(f"{file}:{number}: COMPAT(>= {version}) is true on every supported line")
+            if version > (NEWEST_TESTED[0], NEWEST_TESTED[1] + 3):
+                stale.append(f"{file}:{number}: COMPAT(>= {version}) is for a torch far beyond the tested lines")
+    assert stale == []

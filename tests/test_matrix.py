@@ -1,0 +1,68 @@
+"""The fix-by-line matrix: rendering, the missing-fix exit code, and the README's copy kept true on every line."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import npu_inductor_compat
+from npu_inductor_compat import matrix
+from npu_inductor_compat.__main__ import fix_rows
+from npu_inductor_compat.registry import fix_records
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tested_lines() -> dict[str, str]:
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if getattr(target, "id", "") == "TORCH_LINES":
+            value: dict[str, str] = ast.literal_eval(node.value)  # type: ignore[union-attr]
+            return value
+    raise AssertionError("noxfile.py has no TORCH_LINES")
+
+
+def result(torch: str, line: str, statuses: dict[str, str]) -> dict[str, Any]:
+    return {"torch": torch, "line": line, "fixes": [{"id": k, "status": v} for k, v in statuses.items()]}
+
+
+def test_render_orders_columns_by_release_and_parses_back() -> None:
+    results = [
+        result("2.12.1+cu130", "v2_12", {"a": "applied", "b": "not needed"}),
+        result("2.7.1", "v2_7_1", {"a": "not needed", "b": "applied"}),
+    ]
+    table = matrix.render(results)
+    assert table.splitlines()[0] == "| fix | torch 2.7.1 (v2_7_1) | torch 2.12.1 (v2_12) |"
+    assert matrix.parse(table) == {
+        "torch 2.7.1 (v2_7_1)": {"a": "not needed", "b": "applied"},
+        "torch 2.12.1 (v2_12)": {"a": "applied", "b": "not needed"},
+    }
+
+
+def test_a_missing_fix_fails_the_matrix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(result("2.7.1", "v2_7_1", {"a": "applied"})))
+    bad.write_text(json.dumps(result("2.9.1", "v2_9", {"a": "missing"})))
+    assert matrix.main([str(good), "--out", str(tmp_path / "m.md")]) == 0
+    assert matrix.main([str(good), str(bad)]) == 1
+    assert "a on torch 2.9.1" in capsys.readouterr().err
+
+
+def test_readme_matrix_has_every_record_and_line_and_this_lines_statuses_are_true() -> None:
+    import torch
+
+    table = matrix.parse(matrix.embedded((ROOT / "README.md").read_text()))
+    lines = tested_lines()
+    assert list(table) == [f"torch {version} ({line})" for version, line in lines.items()]
+    ids = {record.id for record in fix_records()}
+    for column in table.values():
+        assert set(column) == ids
+    here = f"torch {torch.__version__.split('+')[0]} ({npu_inductor_compat.torch_line()})"
+    assert here in table, f"{here} is not a column: run `nox -s matrix` and update README.md"
+    actual = {fix["id"]: fix["status"] for fix in fix_rows(npu_inductor_compat.activate())}
+    assert table[here] == actual, "README's matrix is stale: run `nox -s matrix` and paste fixes_matrix.md"
