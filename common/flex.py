@@ -77,11 +77,16 @@ def asking_the_device(original: Any) -> Any:
 FLEX_PACKAGE = "torch._inductor.kernel.flex"  # torch >= 2.9
 
 
+def asks_cuda(module_name: str, function: str, query: str) -> bool:
+    """Feature detection: this torch has ``module_name.function`` and it calls ``torch.cuda.<query>``."""
+    module = import_after_lowering(module_name)
+    found = getattr(module, function, None)
+    return found is not None and query in found.__code__.co_names
+
+
 def decoding_asks_cuda() -> bool:
     """True when this torch's flex decoding asks torch.cuda for the SM count (2.9 and newer, get_split_k)."""
-    module = import_after_lowering(f"{FLEX_PACKAGE}.flex_decoding")
-    split_k = getattr(module, "get_split_k", None)
-    return split_k is not None and "get_device_properties" in split_k.__code__.co_names
+    return asks_cuda(f"{FLEX_PACKAGE}.flex_decoding", "get_split_k", "get_device_properties")
 
 
 DECODING_SPLIT_FROM_DEVICE = Patch(

@@ -10,16 +10,8 @@ import pytest
 
 import npu_inductor_compat
 from npu_inductor_compat import activation
+from npu_inductor_compat.common import layers
 from npu_inductor_compat.patching import Change, Patch, PatchError, constant
-
-DEVICE_IDS = {"npu-device-op-overrides", "npu-device-to-aten", "npu-device-interface", "npu-flex-attention-device"}
-TRITON_FAMILY_IDS = {
-    "triton-has-triton-npu",
-    "triton-gpu-types-npu",
-    "triton-cpp-wrapper-two-pass",
-    "triton-cache-system-npu",
-    "triton-benchmarker-npu",
-}
 
 
 def applied_ids() -> set[str]:
@@ -158,7 +150,7 @@ def test_deactivate_restores_exactly_and_reactivates(fake_provider: Any, torch_s
     before = torch_state.snapshot()
     for _ in range(2):
         npu_inductor_compat.activate()
-        assert DEVICE_IDS <= applied_ids()
+        assert {record.id for record in layers.device_layer(fake_provider)} <= applied_ids()
         undone = npu_inductor_compat.deactivate()
         assert "npu-device-interface" in undone
         torch_state.assert_same(before, torch_state.snapshot())

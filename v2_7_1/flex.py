@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from npu_inductor_compat.common.flex import asking_the_device, import_after_lowering
+from npu_inductor_compat.common.flex import asking_the_device, asks_cuda, import_after_lowering
 from npu_inductor_compat.patching import Change, Patch
 
 FLEX_MODULE = "torch._inductor.kernel.flex_attention"  # torch 2.7.x-2.8.x
@@ -85,9 +85,7 @@ SYMBOLIC_BACKWARD_GRID = Patch(
 # ------------------------------------------------------------------------------- configs from the device itself
 def configs_ask_cuda() -> bool:
     """True when this torch's flex configs query torch.cuda directly (2.7/2.8's _get_nv_config)."""
-    module = import_after_lowering(FLEX_MODULE)
-    nv_config = getattr(module, "_get_nv_config", None)
-    return nv_config is not None and "get_device_capability" in nv_config.__code__.co_names
+    return asks_cuda(FLEX_MODULE, "_get_nv_config", "get_device_capability")
 
 
 CONFIGS_FROM_DEVICE = Patch(
