@@ -1,0 +1,133 @@
+"""Launch metadata triton-ascend records per compiled kernel, read and validated before it can reach generated C++.
+
+Fields (absent means 0 / False): ``workspace_size`` (bytes per launched block), ``lock_num`` (int64 lock slots,
+triton-ascend < 3.6), ``sync_block_lock_layout`` (3.6: packed lock counts, low 32 bits ordered locks, high 32 bits
+unordered locks), ``lock_init_val`` (falling back to ``lock_init_value``, the name triton-ascend 3.2.0's own driver
+reads), ``mix_mode`` (e.g. "aiv", "aic", "mix"), ``auto_tile_and_bind_subblock`` and ``force_simt_only``.
+Metadata may be an object (``bin.metadata``) or a dict. These values are printed into C++: anything that is not a
+non-negative integer in range (or a bool where a flag is meant) is an error naming the kernel and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+CACHE_LINE_BYTES = 64  # one lock: 8 x int64
+INT64_BYTES = 8
+
+# Upper bounds keep every derived size inside int64 arithmetic in the generated C++ (which also checks overflow).
+LIMITS = {
+    "workspace_size": 1 << 40,  # bytes per block
+    "lock_num": 1 << 31,
+    "sync_block_lock_layout": 1 << 64,
+    "lock_init_val": 1 << 63,
+}
+MODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class KernelMetadataError(ValueError):
+    """A metadata field that must not be printed into C++; the message names the kernel and the field."""
+
+
+def _field(metadata: Any, name: str) -> Any:
+    if isinstance(metadata, Mapping):
+        return metadata.get(name)
+    return getattr(metadata, name, None)
+
+
+def _integer(kernel: str, name: str, value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise KernelMetadataError(
+            f"kernel {kernel!r}: metadata field {name!r} must be a non-negative integer, got {value!r} "
+            f"({type(value).__name__})"
+        )
+    if not 0 <= value < LIMITS[name]:
+        raise KernelMetadataError(
+            f"kernel {kernel!r}: metadata field {name!r} = {value} is out of range [0, {LIMITS[name]})"
+        )
+    return int(value)
+
+
+def _flag(kernel: str, name: str, value: Any) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise KernelMetadataError(
+            f"kernel {kernel!r}: metadata field {name!r} must be a bool, got {value!r} ({type(value).__name__})"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class KernelLaunchMetadata:
+    kernel: str
+    workspace_size: int = 0
+    lock_num: int = 0
+    sync_block_lock_layout: int = 0
+    lock_init_val: int = 0
+    mix_mode: str = ""
+    auto_tile_and_bind_subblock: bool = False
+    force_simt_only: bool = False
+
+    @property
+    def ordered_locks(self) -> int:
+        return self.sync_block_lock_layout & 0xFFFFFFFF
+
+    @property
+    def unordered_locks(self) -> int:
+        return self.sync_block_lock_layout >> 32
+
+    @property
+    def uses_workspace(self) -> bool:
+        return self.workspace_size > 0 and not self.force_simt_only
+
+    @property
+    def uses_locks(self) -> bool:
+        return (self.lock_num > 0 or self.sync_block_lock_layout > 0) and not self.force_simt_only
+
+    def participants(self, blocks: int) -> int:
+        """Blocks taking part in an unordered lock: the launched blocks, twice in mix mode with sub-block binding."""
+        return blocks * 2 if self.mix_mode == "mix" and self.auto_tile_and_bind_subblock else blocks
+
+    def lock_bytes(self, blocks: int) -> int:
+        """Size of the lock buffer for a launch of ``blocks`` blocks (the packed layout wins over lock_num)."""
+        if not self.uses_locks:
+            return 0
+        if self.sync_block_lock_layout:
+            unordered_lines = self.unordered_locks * (1 + 2 * self.participants(blocks))
+            return (self.ordered_locks + unordered_lines) * CACHE_LINE_BYTES
+        return self.lock_num * INT64_BYTES
+
+    def workspace_bytes(self, grid: tuple[int, int, int]) -> int:
+        return self.workspace_size * grid[0] * grid[1] * grid[2] if self.uses_workspace else 0
+
+
+def read_launch_metadata(kernel: str, metadata: Any) -> KernelLaunchMetadata:
+    """Validated launch metadata of ``kernel`` from triton-ascend's metadata object or dict."""
+    init = _field(metadata, "lock_init_val")
+    if init is None:
+        init = _field(metadata, "lock_init_value")  # triton-ascend 3.2.0's driver reads this name
+    mode = _field(metadata, "mix_mode")
+    if mode is None:
+        mode = ""
+    if not isinstance(mode, str) or (mode and not MODE.match(mode)):
+        raise KernelMetadataError(
+            f"kernel {kernel!r}: metadata field 'mix_mode' must be an identifier such as 'aiv' or 'mix', got {mode!r}"
+        )
+    return KernelLaunchMetadata(
+        kernel=kernel,
+        workspace_size=_integer(kernel, "workspace_size", _field(metadata, "workspace_size")),
+        lock_num=_integer(kernel, "lock_num", _field(metadata, "lock_num")),
+        sync_block_lock_layout=_integer(kernel, "sync_block_lock_layout", _field(metadata, "sync_block_lock_layout")),
+        lock_init_val=_integer(kernel, "lock_init_val", init),
+        mix_mode=mode,
+        auto_tile_and_bind_subblock=_flag(
+            kernel, "auto_tile_and_bind_subblock", _field(metadata, "auto_tile_and_bind_subblock")
+        ),
+        force_simt_only=_flag(kernel, "force_simt_only", _field(metadata, "force_simt_only")),
+    )

@@ -1,0 +1,123 @@
+"""Kernel launch metadata (common/kernel_metadata.py): both metadata shapes, defaults, the sizes derived from it,
+and fuzzing: wrong types, negatives and huge values are clear errors, never values."""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from npu_inductor_compat.common.kernel_metadata import (
+    LIMITS,
+    KernelLaunchMetadata,
+    KernelMetadataError,
+    read_launch_metadata,
+)
+
+FULL = {
+    "workspace_size": 512,
+    "lock_num": 0,
+    "sync_block_lock_layout": (2 << 32) | 3,
+    "lock_init_val": 1,
+    "mix_mode": "mix",
+    "auto_tile_and_bind_subblock": True,
+    "force_simt_only": False,
+}
+
+
+@pytest.mark.parametrize("shape", ["dict", "object"])
+def test_object_and_dict_metadata_read_the_same(shape: str) -> None:
+    metadata: Any = dict(FULL) if shape == "dict" else types.SimpleNamespace(**FULL)
+    found = read_launch_metadata("k", metadata)
+    assert found == KernelLaunchMetadata(kernel="k", **FULL)
+    assert (found.ordered_locks, found.unordered_locks) == (3, 2)
+
+
+def test_absent_fields_default_to_zero_and_false() -> None:
+    assert read_launch_metadata("k", {}) == KernelLaunchMetadata(kernel="k")
+    assert read_launch_metadata("k", types.SimpleNamespace(name="k")) == KernelLaunchMetadata(kernel="k")
+
+
+def test_lock_init_value_is_the_fallback_name() -> None:
+    assert read_launch_metadata("k", {"lock_init_value": 7}).lock_init_val == 7
+    assert read_launch_metadata("k", {"lock_init_val": 2, "lock_init_value": 7}).lock_init_val == 2
+
+
+def test_lock_and_workspace_sizes() -> None:
+    legacy = read_launch_metadata("k", {"lock_num": 5, "workspace_size": 128})
+    assert legacy.lock_bytes(blocks=40) == 5 * 8
+    assert legacy.workspace_bytes((4, 2, 3)) == 128 * 24
+    packed = read_launch_metadata("k", FULL)
+    # 3 ordered locks (1 line each) + 2 unordered locks of (1 + 2 * participants) lines, participants = 2 * blocks
+    assert packed.lock_bytes(blocks=10) == (3 + 2 * (1 + 2 * 20)) * 64
+    not_mix = read_launch_metadata("k", {**FULL, "mix_mode": "aiv"})
+    assert not_mix.lock_bytes(blocks=10) == (3 + 2 * (1 + 2 * 10)) * 64
+    simt = read_launch_metadata("k", {**FULL, "force_simt_only": True})
+    assert (simt.lock_bytes(10), simt.workspace_bytes((1, 1, 1)), simt.uses_locks, simt.uses_workspace) == (
+        0,
+        0,
+        False,
+        False,
+    )
+
+
+INTEGER_FIELDS = sorted(LIMITS)
+bad_integers = st.one_of(
+    st.integers(max_value=-1),
+    st.booleans(),
+    st.floats(allow_nan=True),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+    st.just(b"1"),
+)
+
+
+@given(field=st.sampled_from(INTEGER_FIELDS), value=bad_integers, as_object=st.booleans())
+def test_bad_integer_fields_are_clear_errors(field: str, value: Any, as_object: bool) -> None:
+    metadata: Any = {field: value}
+    if as_object:
+        metadata = types.SimpleNamespace(**metadata)
+    with pytest.raises(KernelMetadataError) as caught:
+        read_launch_metadata("triton_poi_fused_0", metadata)
+    assert "triton_poi_fused_0" in str(caught.value) and repr(field) in str(caught.value)
+
+
+@given(field=st.sampled_from(INTEGER_FIELDS), excess=st.integers(min_value=0, max_value=1 << 70))
+def test_huge_values_are_out_of_range(field: str, excess: int) -> None:
+    with pytest.raises(KernelMetadataError, match="out of range"):
+        read_launch_metadata("k", {field: LIMITS[field] + excess})
+
+
+@given(field=st.sampled_from(INTEGER_FIELDS), value=st.integers(min_value=0, max_value=(1 << 31) - 1))
+def test_in_range_integers_are_kept_exactly(field: str, value: int) -> None:
+    assert getattr(read_launch_metadata("k", {field: value}), field) == value
+
+
+@given(
+    field=st.sampled_from(["auto_tile_and_bind_subblock", "force_simt_only"]),
+    value=st.one_of(st.integers(), st.text(max_size=3), st.floats()),
+)
+def test_flags_must_be_bools(field: str, value: Any) -> None:
+    with pytest.raises(KernelMetadataError, match=f"'{field}' must be a bool"):
+        read_launch_metadata("k", {field: value})
+
+
+SAFE = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+@pytest.mark.parametrize("mode", ["", "aiv", "aic", "mix", "_", "mix_v2"])
+def test_known_mix_modes_are_kept(mode: str) -> None:
+    assert read_launch_metadata("k", {"mix_mode": mode}).mix_mode == mode
+
+
+@given(mode=st.text(max_size=12))
+def test_mix_mode_is_an_identifier_or_an_error(mode: str) -> None:
+    """Only C++-string-safe identifiers pass (mix_mode is printed as a string literal)."""
+    if mode == "" or (set(mode) <= SAFE and not mode[0].isdigit()):
+        assert read_launch_metadata("k", {"mix_mode": mode}).mix_mode == mode
+    else:
+        with pytest.raises(KernelMetadataError, match="'mix_mode' must be an identifier"):
+            read_launch_metadata("k", {"mix_mode": mode})
