@@ -43,9 +43,20 @@ def _new_config_entry(default: Any, value_type: type, name: str) -> Any:
 
 
 def _config_hash_dirty() -> None:
-    # The config hash (part of Inductor's FX-graph cache key) is memoised; adding or removing an option changes it.
+    """The config hash (part of Inductor's FX-graph cache key) and the option dict are memoised; adding or removing
+    an option must invalidate them.
+
+    COMPAT(>= 2.14): the memo flags became ContextVars (``_hash_dirty_var``, ``_get_dict_dirty_keys_var``; checked
+    in 2.14.1, 2.12.1 still has ``_is_dirty``); None dirty keys means "recompute everything".
+    CAN REMOVE when MIN_SUPPORTED >= (2, 14): keep only the ContextVar branch.
+    """
     config: Any = sys.modules.get(CONFIG_MODULE)
-    if config is not None:
+    if config is None:
+        return
+    if hasattr(config, "_hash_dirty_var"):
+        config._hash_dirty_var.set(True)
+        config._get_dict_dirty_keys_var.set(None)
+    else:
         config._is_dirty = True
 
 

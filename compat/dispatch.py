@@ -135,6 +135,9 @@ def resolve() -> tuple[LineChoice, ModuleType]:
     global _resolved
     with _lock:
         if _resolved is None:
+            # Activation needs torch anyway; importing it first makes torch.__version__ the version read and lets
+            # torch's logging (TORCH_LOGS) configure our logger before the choice is logged.
+            importlib.import_module("torch")
             choice = choose_line()
             if choice.untested_warning:
                 warnings.warn(

@@ -58,3 +58,17 @@ def test_module_entry_point_runs_in_a_fresh_interpreter(run_python: Any) -> None
     done = run_python("import runpy; runpy.run_module('npu_inductor_compat', run_name='__main__')")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "npu-inductor-compat report" in done.stdout
+
+
+@pytest.mark.slow
+def test_torch_logs_shows_the_decisions(run_python: Any) -> None:
+    """torch's TORCH_LOGS accepts an importable module name on every supported line: no registration needed."""
+    code = "import runpy; runpy.run_module('npu_inductor_compat', run_name='__main__')"
+    for setting, debug_seen in (("npu_inductor_compat", False), ("+npu_inductor_compat", True)):
+        done = run_python(code, env={"TORCH_LOGS": setting})
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "npu_inductor_compat: using v" in done.stderr  # the line chosen and why
+        assert "npu_inductor_compat: npu-backend-option applied" in done.stderr
+        assert ("npu_inductor_compat: applied npu-backend-option ->" in done.stderr) is debug_seen
+    quiet = run_python(code)
+    assert "npu_inductor_compat: npu-backend-option applied" not in quiet.stderr
