@@ -197,10 +197,8 @@ def _apply_change(patch_id: str, change: Change) -> _Applied | None:
         if not callable(function):
             raise PatchTargetMissing(f"patch {patch_id!r}: registration function {change.target!r} does not exist")
         # Registries that do not exist on this torch line are simply not written by its registration function.
-        registries = [
-            (target, found) for target in change.touches if (found := _registry(patch_id, target)) is not None
-        ]
-        before = [(found, change.key in found, found.get(change.key, ABSENT)) for _, found in registries]
+        registries = [found for target in change.touches if (found := _registry(patch_id, target)) is not None]
+        before = [(found, change.key in found, found.get(change.key, ABSENT)) for found in registries]
         entry = _Applied(patch_id, change, before, change.key, True, None, None)
         try:
             change.replacement(function)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,31 @@ class TorchState:
 @pytest.fixture
 def torch_state(fake_provider: Any) -> TorchState:
     return TorchState(fake_provider)
+
+
+def _in_eight_threads(work: Callable[[], Any]) -> list[Any]:
+    """Run ``work`` in 8 threads released together; return their results, or raise the first error."""
+    barrier = threading.Barrier(8)
+    results: list[Any] = []
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            barrier.wait()
+            results.append(work())
+        except BaseException as err:  # reported to the test below
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+@pytest.fixture
+def in_eight_threads() -> Callable[[Callable[[], Any]], list[Any]]:
+    return _in_eight_threads

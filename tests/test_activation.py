@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 import pytest
@@ -50,22 +49,13 @@ def test_double_activation_is_idempotent(fake_provider: Any) -> None:
     assert utils.GPU_TYPES.count("npu") == 1
 
 
-def test_eight_threads_activating_at_once_apply_each_record_once(fake_provider: Any, torch_state: Any) -> None:
+def test_eight_threads_activating_at_once_apply_each_record_once(
+    fake_provider: Any, torch_state: Any, in_eight_threads: Any
+) -> None:
     from torch._inductor import utils
 
     before = torch_state.snapshot()
-    barrier = threading.Barrier(8)
-    results: list[Any] = []
-
-    def worker() -> None:
-        barrier.wait()
-        results.append(npu_inductor_compat.activate())
-
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = in_eight_threads(npu_inductor_compat.activate)
     assert len(results) == 8
     assert all(result["applied"] == results[0]["applied"] for result in results)
     ids = [item["id"] for item in results[0]["applied"]]

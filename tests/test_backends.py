@@ -3,7 +3,6 @@ missing providers, switching, and what each layer's replacement does against the
 
 from __future__ import annotations
 
-import threading
 import types
 from typing import Any
 
@@ -202,26 +201,16 @@ def test_the_option_wins_over_the_env_var(
         assert npu_inductor_compat.activate()["backend"] == "ascendc"
 
 
-def test_a_loader_applies_its_layers_once_from_8_threads(fake_provider: Any, fake_torch_npu: Any) -> None:
+def test_a_loader_applies_its_layers_once_from_8_threads(
+    fake_provider: Any, fake_torch_npu: Any, in_eight_threads: Any
+) -> None:
     from torch._inductor import utils
 
-    barrier = threading.Barrier(8)
-    errors: list[BaseException] = []
+    def activate_three_times() -> None:
+        for _ in range(3):
+            npu_inductor_compat.activate("mlir")
 
-    def worker() -> None:
-        try:
-            barrier.wait()
-            for _ in range(3):
-                npu_inductor_compat.activate("mlir")
-        except BaseException as err:  # pragma: no cover - reported below
-            errors.append(err)
-
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    in_eight_threads(activate_three_times)
     assert utils.GPU_TYPES.count("npu") == 1
     ids = [item["id"] for item in npu_inductor_compat.status()["applied"]]
     assert len(ids) == len(set(ids)) and "mlir-provider-loader" in ids
