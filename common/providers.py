@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,9 +101,22 @@ def torch_npu_installed() -> bool:
         return False
 
 
+SIMULATED_MARK = "_npu_inductor_compat_simulated"  # set on the torch.npu module the simulated NPU registers
+
+
+def simulated_npu_set_up() -> bool:
+    npu = getattr(sys.modules.get("torch"), "npu", None)
+    return bool(getattr(npu, SIMULATED_MARK, False))
+
+
 def active_provider() -> DeviceProvider | None:
-    """The provider set with set_provider(), else torch_npu when installed, else None."""
+    """The provider set with set_provider(), else the simulated NPU if it is set up in this process, else torch_npu
+    when installed, else None."""
     with _lock:
         if _override is not None:
             return _override
+    if simulated_npu_set_up():
+        from npu_inductor_compat.common.simulated.device import PROVIDER
+
+        return PROVIDER
     return TORCH_NPU if torch_npu_installed() else None

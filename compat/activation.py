@@ -160,10 +160,17 @@ def switch_backend(requested: str, source: str) -> None:
             activate(wanted, disable=_state.disabled)
 
 
+def is_active() -> bool:
+    return _state.active
+
+
 def deactivate() -> list[str]:
-    """Undo everything activate() applied, last first. Returns the ids undone."""
+    """Undo everything activate() applied, last first, and disarm zero-touch activation. Returns the ids undone."""
+    from npu_inductor_compat.autoload import disarm
+
     with _state.journal.lock:
         undone = _state.journal.undo()
+        disarm()
         _state.active = False
         _state.backend = None
         _state.disabled = frozenset()

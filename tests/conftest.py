@@ -12,10 +12,15 @@ from typing import Any
 
 import pytest
 
+# In this process the tests activate and undo explicitly; zero-touch activation is tested in fresh interpreters
+# (run_python drops this setting). Set before any test module imports torch, which runs the autoload entry point.
+os.environ.setdefault("NPU_INDUCTOR_COMPAT_AUTOLOAD", "0")
+
 import npu_inductor_compat
 from npu_inductor_compat import dispatch
 
 ENV_KEYS = (
+    "NPU_INDUCTOR_COMPAT_AUTOLOAD",
     "NPU_INDUCTOR_COMPAT_TORCH_VERSION",
     "NPU_INDUCTOR_COMPAT_STRICT",
     "NPU_INDUCTOR_COMPAT_DISABLE",

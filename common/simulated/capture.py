@@ -198,11 +198,18 @@ def capture_records(capture: Capture) -> list[Patch]:
 
 @contextmanager
 def capturing() -> Iterator[Capture]:
-    """Inside: every Inductor graph is captured (codegen only) and runs eagerly. Undone on exit."""
+    """Inside: every Inductor graph is captured (codegen only) and runs eagerly. Undone on exit.
+
+    Inductor's caches are off inside: a cached graph would skip codegen, and a cached stub breaks later runs
+    ("'CompiledFxGraph' object has no attribute 'source_code'").
+    """
+    import torch._inductor.config as inductor_config
+
     capture = Capture()
     journal = Journal()
     journal.apply(capture_records(capture))
     try:
-        yield capture
+        with inductor_config.patch(force_disable_caches=True, fx_graph_cache=False):
+            yield capture
     finally:
         journal.undo()

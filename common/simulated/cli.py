@@ -60,8 +60,7 @@ def _inductor_settings(cpp_wrapper: bool, dynamic: bool) -> ExitStack:
     import torch._inductor.config as inductor_config
 
     stack = ExitStack()
-    # Caches would hand back stubbed results from an earlier run and skip codegen.
-    stack.enter_context(inductor_config.patch(force_disable_caches=True, fx_graph_cache=False, cpp_wrapper=cpp_wrapper))
+    stack.enter_context(inductor_config.patch(cpp_wrapper=cpp_wrapper))
     if dynamic:
         stack.enter_context(dynamo_config.patch(assume_static_by_default=False))
     return stack

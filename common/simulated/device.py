@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from npu_inductor_compat.common.providers import DeviceProvider
+from npu_inductor_compat.common.providers import SIMULATED_MARK, DeviceProvider
 from npu_inductor_compat.patching import Change, Patch
 
 __all__ = [
@@ -48,7 +48,7 @@ DEVICE = "npu"
 DEVICE_COUNT = 1
 EXTENSION_SOURCE = Path(__file__).with_name("device_ext.cpp")
 _DEFAULT_PRIVATEUSE1_NAME = "privateuseone"
-_MARK = "_npu_inductor_compat_simulated"  # set on the torch.npu module this file registers
+_MARK = SIMULATED_MARK  # set on the torch.npu module this file registers
 
 _lock = threading.RLock()
 _instance: SimulatedNpu | None = None

@@ -1,0 +1,93 @@
+"""Zero-touch activation: torch's device-backend autoload (entry-point group ``torch.backends``) calls ``autoload()``
+at the end of ``import torch``. It only *arms* activation: one wrapper on the compile entry Dynamo hands every
+graph to (``torch._TorchCompileInductorWrapper.__call__``, defined in ``torch/__init__.py``, so arming imports no
+``torch._inductor`` module). The first graph that involves an "npu" tensor activates the package, with the backend
+selected as usual; graphs for other devices pass straight through.
+
+Opt out with ``NPU_INDUCTOR_COMPAT_AUTOLOAD=0`` (or torch's own ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``). An explicit
+``activate()`` works as before and wins: once active, the hook does nothing; ``deactivate()`` disarms it too.
+Because activation waits for the first NPU compile, it happens after every autoload entry point (torch_npu's
+included) has run, whatever order torch loads them in.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from npu_inductor_compat.patching import Change, Journal, Patch
+
+log = logging.getLogger("npu_inductor_compat")
+
+AUTOLOAD_ENV = "NPU_INDUCTOR_COMPAT_AUTOLOAD"
+DEVICE = "npu"
+
+_journal = Journal()
+
+
+def autoload_enabled() -> bool:
+    return os.environ.get(AUTOLOAD_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _is_npu(value: Any) -> bool:
+    device = getattr(value, "device", None)
+    return getattr(device, "type", None) == DEVICE
+
+
+def graph_uses_npu(model: Any, inputs: Any) -> bool:
+    """Whether a graph Dynamo hands to Inductor reads or makes a tensor on "npu" (inputs, then node values)."""
+    if any(_is_npu(value) for value in inputs or ()):
+        return True
+    graph = getattr(model, "graph", None)
+    for node in getattr(graph, "nodes", ()):
+        meta = getattr(node, "meta", {})
+        if _is_npu(meta.get("example_value")) or _is_npu(meta.get("val")):
+            return True
+    return False
+
+
+def _activate_on_first_npu_graph(original: Any) -> Any:
+    def __call__(self: Any, model_: Any, inputs_: Any, *args: Any, **kwargs: Any) -> Any:
+        from npu_inductor_compat.activation import activate, is_active
+
+        if not is_active() and graph_uses_npu(model_, inputs_):
+            log.info("npu_inductor_compat: first graph on npu: activating (zero-touch autoload)")
+            activate()
+        return original(self, model_, inputs_, *args, **kwargs)
+
+    __call__.__wrapped__ = original  # type: ignore[attr-defined]
+    return __call__
+
+
+ARM = Patch(
+    id="autoload-activate-on-npu-graph",
+    layer="autoload",
+    why="activate the NPU glue when Inductor first compiles an npu graph, with no change to the user's script",
+    upstream="torch_npu applies its Inductor patches when torch_npu._inductor is imported (about 7 s of imports)",
+    remove_when="never: this is the zero-touch entry point",
+    changes=(Change("torch:_TorchCompileInductorWrapper.__call__", _activate_on_first_npu_graph),),
+)
+
+
+def armed() -> bool:
+    return _journal.is_applied(ARM.id)
+
+
+def arm() -> None:
+    _journal.apply([ARM])
+
+
+def disarm() -> None:
+    _journal.undo()
+
+
+def autoload() -> None:
+    """The ``torch.backends`` entry point. Must never break ``import torch``: failures are logged, not raised."""
+    if not autoload_enabled():
+        log.debug("npu_inductor_compat: autoload disabled by %s", AUTOLOAD_ENV)
+        return
+    try:
+        arm()
+    except Exception as err:  # a broken hook must not make `import torch` fail for every user of this machine
+        log.warning("npu_inductor_compat: zero-touch activation not armed: %r", err)

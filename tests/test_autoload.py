@@ -1,0 +1,90 @@
+"""Zero-touch activation through torch's `torch.backends` autoload entry point, in fresh interpreters of this nox
+session's torch (the editable install registers the entry point)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+IMPORT_ONLY = """
+import json, sys
+import torch
+print(json.dumps({
+    "inductor": sorted(m for m in sys.modules if m.startswith("torch._inductor")),
+    "armed": "npu_inductor_compat.autoload" in sys.modules and sys.modules["npu_inductor_compat.autoload"].armed(),
+}))
+"""
+
+# The same script twice: once as is (zero-touch), once with an explicit activate() first. Codegen-only capture,
+# because nothing can be launched on the simulated NPU.
+SCRIPT = """
+import json, torch
+import npu_inductor_compat
+from npu_inductor_compat.common.simulated import device
+from npu_inductor_compat.common.simulated.capture import capturing
+
+device.setup()
+{before}
+active_before_npu = npu_inductor_compat.status()["active"]
+with capturing() as capture:
+    try:
+        torch.compile(lambda t: t.sin() + 1)(torch.ones(4).to("npu"))
+    except Exception as err:
+        error = repr(err)
+    else:
+        error = None
+print(json.dumps({{
+    "active_before_npu": active_before_npu,
+    "applied": sorted(item["id"] for item in npu_inductor_compat.status()["applied"]),
+    "graphs": [graph.summary() for graph in capture.graphs],
+    "error": error,
+}}))
+"""
+
+
+def last_json(done: Any) -> Any:
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_entry_point_is_registered_for_torch() -> None:
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group="torch.backends") if ep.name == "npu_inductor_compat"]
+    assert [ep.value for ep in found] == ["npu_inductor_compat.autoload:autoload"]
+
+
+def test_import_torch_arms_activation_and_imports_no_inductor_module_because_of_it(run_python: Any) -> None:
+    with_autoload = last_json(run_python(IMPORT_ONLY))
+    without = last_json(run_python(IMPORT_ONLY, env={"NPU_INDUCTOR_COMPAT_AUTOLOAD": "0"}))
+    assert with_autoload["armed"] is True and without["armed"] is False
+    assert with_autoload["inductor"] == without["inductor"]
+    torch_off = last_json(run_python(IMPORT_ONLY, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}))
+    assert torch_off["armed"] is False
+
+
+CPU_GRAPH = "torch.compile(lambda t: t.cos() * 2)(torch.ones(3))  # a CPU graph must not activate anything"
+
+
+def test_zero_touch_gets_the_same_records_as_explicit_activation(run_python: Any) -> None:
+    zero_touch = last_json(run_python(SCRIPT.format(before=CPU_GRAPH)))
+    explicit = last_json(run_python(SCRIPT.format(before="npu_inductor_compat.activate()")))
+    assert zero_touch["active_before_npu"] is False and explicit["active_before_npu"] is True
+    assert zero_touch["error"] is None, zero_touch["error"]
+    assert zero_touch["applied"] == explicit["applied"]
+    assert {"npu-device-interface", "triton-register-npu-backend", "simulated-kernel-params"} <= set(
+        zero_touch["applied"]
+    )
+    assert [(g["kind"], g["error"]) for g in zero_touch["graphs"]] == [("inference", None)]
+
+
+def test_opting_out_leaves_torch_untouched(run_python: Any) -> None:
+    done = run_python(textwrap.dedent(SCRIPT.format(before="")), env={"NPU_INDUCTOR_COMPAT_AUTOLOAD": "0"})
+    found = last_json(done)
+    assert found["applied"] == [] and found["active_before_npu"] is False
+    assert found["error"] is not None  # without the glue Inductor cannot generate code for "npu"
