@@ -25,7 +25,7 @@ LIMITS = {
     "sync_block_lock_layout": 1 << 64,
     "lock_init_val": 1 << 63,
 }
-MODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # used with fullmatch: "$" would let a trailing newline through
 
 
 class KernelMetadataError(ValueError):
@@ -115,7 +115,7 @@ def read_launch_metadata(kernel: str, metadata: Any) -> KernelLaunchMetadata:
     mode = _field(metadata, "mix_mode")
     if mode is None:
         mode = ""
-    if not isinstance(mode, str) or (mode and not MODE.match(mode)):
+    if not isinstance(mode, str) or (mode and not MODE.fullmatch(mode)):
         raise KernelMetadataError(
             f"kernel {kernel!r}: metadata field 'mix_mode' must be an identifier such as 'aiv' or 'mix', got {mode!r}"
         )

@@ -121,3 +121,9 @@ def test_mix_mode_is_an_identifier_or_an_error(mode: str) -> None:
     else:
         with pytest.raises(KernelMetadataError, match="'mix_mode' must be an identifier"):
             read_launch_metadata("k", {"mix_mode": mode})
+
+
+@pytest.mark.parametrize("mode", ["mix\n", "A\n", "aiv ", "mi-x", '"mix"', "3mix", "mix\\n"])
+def test_mix_modes_that_would_break_a_cpp_string_literal_are_rejected(mode: str) -> None:
+    with pytest.raises(KernelMetadataError, match="'mix_mode' must be an identifier"):
+        read_launch_metadata("k", {"mix_mode": mode})
