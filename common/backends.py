@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from npu_inductor_compat.activation import Plan
 from npu_inductor_compat.common import layers, providers
+from npu_inductor_compat.common.option import current_value as current_option_value
 
 BACKEND_ENV = "TORCHINDUCTOR_NPU_BACKEND"
 DEFAULT_BACKEND = "triton"
@@ -115,7 +116,7 @@ def requested_backend(explicit: str | None) -> tuple[str, str]:
     """(backend, where the choice came from), in the documented order."""
     if explicit is not None:
         return normalise(explicit, "activate(backend=...)"), "activate(backend=...)"
-    option = layers.current_npu_backend_option()
+    option = current_option_value()
     if option is not None:
         return normalise(option, "torch._inductor.config.npu_backend"), "the npu_backend option"
     env = os.environ.get(BACKEND_ENV)

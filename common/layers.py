@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat.common.option import OPTION_RECORD, PER_COMPILE_RECORD, current_value
+from npu_inductor_compat.common.option import OPTION_RECORD, PER_COMPILE_RECORD
 from npu_inductor_compat.common.providers import DeviceProvider
 from npu_inductor_compat.patching import Change, Patch, constant
 
@@ -35,10 +35,6 @@ BACKEND_REGISTRIES = (
     f"{CODEGEN_COMMON}:custom_backend_passes",
     f"{CODEGEN_COMMON}:custom_backend_codegen_configs",
 )
-
-
-def current_npu_backend_option() -> str | None:
-    return current_value()
 
 
 def config_layer() -> tuple[Patch, ...]:

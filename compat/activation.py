@@ -148,8 +148,6 @@ def activate(backend: str | None = None, *, disable: Iterable[str] = ()) -> dict
 
 def switch_backend(requested: str, source: str) -> None:
     """Switch the active package to ``requested`` if it is active with another backend (per-compile option)."""
-    from npu_inductor_compat.dispatch import resolve
-
     with _state.journal.lock:
         if not _state.active:
             return
