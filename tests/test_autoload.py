@@ -88,3 +88,37 @@ def test_opting_out_leaves_torch_untouched(run_python: Any) -> None:
     found = last_json(done)
     assert found["applied"] == [] and found["active_before_npu"] is False
     assert found["error"] is not None  # without the glue Inductor cannot generate code for "npu"
+
+
+PROVIDER_FIRST = """
+import json, sys, torch
+import npu_inductor_compat
+from importlib.metadata import entry_points
+from npu_inductor_compat.common.simulated.capture import capturing
+
+names = [ep.name for ep in entry_points(group="torch.backends")]
+assert hasattr(torch, "npu"), "the stand-in provider's autoload did not run"
+with capturing():
+    torch.compile(lambda t: t.sin() + 1)(torch.ones(4).to("npu"))
+print(json.dumps({"order": names, "applied": sorted(a["id"] for a in npu_inductor_compat.status()["applied"])}))
+"""
+
+
+def test_a_provider_with_its_own_autoload_entry_point_is_picked_up_at_the_first_npu_graph(
+    run_python: Any, tmp_path: Any
+) -> None:
+    """torch_npu registers its own `torch.backends` entry point; here a stand-in distribution whose entry point sets
+    the simulated NPU up plays its part. torch runs both during `import torch`, in an order we do not control;
+    activation waits for the first npu graph, so it sees the provider either way and applies what an explicit
+    activate() applies."""
+    dist = tmp_path / "standin_provider-0.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: standin-provider\nVersion: 0.0\n")
+    (dist / "entry_points.txt").write_text("[torch.backends]\nstandin_provider = standin_provider:autoload\n")
+    (tmp_path / "standin_provider.py").write_text(
+        "def autoload():\n    from npu_inductor_compat.common.simulated import device\n    device.setup()\n"
+    )
+    found = last_json(run_python(PROVIDER_FIRST, env={"PYTHONPATH": str(tmp_path)}))
+    assert {"standin_provider", "npu_inductor_compat"} <= set(found["order"])
+    explicit = last_json(run_python(SCRIPT.format(before="npu_inductor_compat.activate()")))
+    assert found["applied"] == explicit["applied"]
