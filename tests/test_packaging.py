@@ -40,6 +40,13 @@ def test_built_wheel_holds_only_npu_inductor_compat(tmp_path: Path) -> None:
     for sub in ("common", "v2_7_1", "v2_9", "v2_12"):
         assert f"npu_inductor_compat/{sub}/__init__.py" in names
     assert "npu_inductor_compat/__init__.py" in names and "npu_inductor_compat/py.typed" in names
+    # the simulated NPU's C++ source is package data: a normal install must be able to build the device
+    assert "npu_inductor_compat/common/simulated/device_ext.cpp" in names
+    entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
+    assert (
+        "npu_inductor_compat = npu_inductor_compat.autoload:autoload"
+        in zipfile.ZipFile(wheel).read(entry_points).decode()
+    )
     assert not any(name.startswith(("compat/", "common/", "v2_", "tests/")) for name in names)
 
 
