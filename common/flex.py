@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from npu_inductor_compat.patching import Change, Patch
+from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 
 def import_after_lowering(name: str) -> ModuleType | None:
@@ -63,6 +63,7 @@ def _device_type(node: Any) -> str:
 
 
 def asking_the_device(original: Any) -> Any:
+    @wraps_original(original)
     def config_for(node: Any, *args: Any, **kwargs: Any) -> Any:
         device_type = _device_type(node)
         if device_type in ("cuda", "cpu"):
@@ -70,7 +71,6 @@ def asking_the_device(original: Any) -> Any:
         with cuda_queries_answered_by(device_type):
             return original(node, *args, **kwargs)
 
-    config_for.__wrapped__ = original  # type: ignore[attr-defined]
     return config_for
 
 

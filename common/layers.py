@@ -22,7 +22,7 @@ from typing import Any
 
 from npu_inductor_compat.common.option import OPTION_RECORD, PER_COMPILE_RECORD
 from npu_inductor_compat.common.providers import DeviceProvider
-from npu_inductor_compat.patching import Change, Patch, constant
+from npu_inductor_compat.patching import Change, Patch, constant, wraps_original
 
 ALL_LINES = ("v2_7_1", "v2_9", "v2_12")
 DEVICE = "npu"
@@ -96,12 +96,12 @@ def _has_interface() -> bool:
 
 
 def _flex_accepts_npu(original: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps_original(original)
     def _validate_device(query: Any, key: Any, value: Any) -> Any:
         if query.device.type == DEVICE:
             return None
         return original(query, key, value)
 
-    _validate_device.__wrapped__ = original  # type: ignore[attr-defined]
     return _validate_device
 
 
@@ -196,11 +196,11 @@ def _wrap_has_triton(original: Callable[..., bool]) -> Callable[..., bool]:
     if getattr(original, "_npu_inductor_compat", False):
         return original
 
+    @wraps_original(original)
     @functools.cache
     def has_triton(*args: Any, **kwargs: Any) -> bool:
         return bool(original(*args, **kwargs)) or _npu_triton_ready()
 
-    has_triton.__wrapped__ = original  # type: ignore[attr-defined]
     has_triton._npu_inductor_compat = True  # type: ignore[attr-defined]
     return has_triton
 
@@ -257,8 +257,7 @@ def _with_npu_in_two_pass_check(original: Any) -> Any:
     patched.__kwdefaults__ = original.__kwdefaults__
     patched.__qualname__ = original.__qualname__
     patched.__dict__.update(original.__dict__)
-    patched.__wrapped__ = original  # type: ignore[attr-defined]
-    return patched
+    return wraps_original(original)(patched)
 
 
 def _two_pass_knows_npu() -> bool:
@@ -276,6 +275,7 @@ def _system_info_with_npu(provider: DeviceProvider) -> Callable[[Any], Any]:
     def make(old: Any) -> Any:
         original = old.__func__ if isinstance(old, staticmethod) else old
 
+        @wraps_original(original)
         @functools.cache
         def get_system() -> dict[str, Any]:
             from npu_inductor_compat import __version__
@@ -285,7 +285,6 @@ def _system_info_with_npu(provider: DeviceProvider) -> Callable[[Any], Any]:
             system["hash"] = hashlib.sha256(json.dumps(system, sort_keys=True).encode("utf-8")).hexdigest()
             return system
 
-        get_system.__wrapped__ = original  # type: ignore[attr-defined]
         return staticmethod(get_system)
 
     return make
@@ -417,10 +416,10 @@ def triton_registration_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
 
 # --------------------------------------------------------------------------------------------- ascendc layer
 def _lowering_is_gpu_with_npu(original: Callable[[str], bool]) -> Callable[[str], bool]:
+    @wraps_original(original)
     def is_gpu(device: str) -> bool:
         return device == DEVICE or original(device)
 
-    is_gpu.__wrapped__ = original  # type: ignore[attr-defined]
     return is_gpu
 
 
@@ -431,6 +430,7 @@ def _lowering_treats_npu_as_gpu() -> bool:
 
 
 def _should_partition_with_backend_hook(original: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps_original(original)
     def should_partition(self: Any, node: Any, *args: Any, **kwargs: Any) -> Any:
         device = node.get_device()
         if device is not None:
@@ -439,7 +439,6 @@ def _should_partition_with_backend_hook(original: Callable[..., Any]) -> Callabl
                 return hook(self, node, original)
         return original(self, node, *args, **kwargs)
 
-    should_partition.__wrapped__ = original  # type: ignore[attr-defined]
     return should_partition
 
 

@@ -11,7 +11,7 @@ import inspect
 import sys
 from typing import Any
 
-from npu_inductor_compat.patching import Change, Patch
+from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 OPTION = "npu_backend"
 CONFIG_MODULE = "torch._inductor.config"
@@ -83,6 +83,7 @@ def _switch_backend_per_compile(original: Any) -> Any:
     """Wrap the compile entry Dynamo hands each graph to, so that ``options={"npu_backend": ...}`` selects the
     backend for that compile (when the package is active): its layers are switched in before Inductor lowers."""
 
+    @wraps_original(original)
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         wanted = self.config.get(OPTION)
         if wanted is not None and wanted != "default":
@@ -91,7 +92,6 @@ def _switch_backend_per_compile(original: Any) -> Any:
             switch_backend(wanted, f"torch.compile option {OPTION!r}")
         return original(self, *args, **kwargs)
 
-    __call__.__wrapped__ = original  # type: ignore[attr-defined]
     return __call__
 
 

@@ -16,7 +16,7 @@ import logging
 import os
 from typing import Any
 
-from npu_inductor_compat.patching import Change, Journal, Patch
+from npu_inductor_compat.patching import Change, Journal, Patch, wraps_original
 
 log = logging.getLogger("npu_inductor_compat")
 
@@ -48,6 +48,7 @@ def graph_uses_npu(model: Any, inputs: Any) -> bool:
 
 
 def _activate_on_first_npu_graph(original: Any) -> Any:
+    @wraps_original(original)
     def __call__(self: Any, model_: Any, inputs_: Any, *args: Any, **kwargs: Any) -> Any:
         from npu_inductor_compat.activation import activate, is_active
 
@@ -56,7 +57,6 @@ def _activate_on_first_npu_graph(original: Any) -> Any:
             activate()
         return original(self, model_, inputs_, *args, **kwargs)
 
-    __call__.__wrapped__ = original  # type: ignore[attr-defined]
     return __call__
 
 

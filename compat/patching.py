@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Hashable, Iterable, MutableMapping, MutableSequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 log = logging.getLogger("npu_inductor_compat")
 
@@ -127,6 +127,19 @@ class Patch:
 def constant(value: Any) -> Callable[[Any], Any]:
     """A replacement that ignores the old value."""
     return lambda _old: value
+
+
+_Replacement = TypeVar("_Replacement", bound=Callable[..., Any])
+
+
+def wraps_original(original: Any) -> Callable[[_Replacement], _Replacement]:
+    """Decorator for a replacement: keep the object it replaces reachable as ``__wrapped__``."""
+
+    def mark(replacement: _Replacement) -> _Replacement:
+        replacement.__wrapped__ = original  # type: ignore[attr-defined]
+        return replacement
+
+    return mark
 
 
 @dataclass

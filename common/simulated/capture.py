@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from npu_inductor_compat.patching import Change, Journal, Patch
+from npu_inductor_compat.patching import Change, Journal, Patch, wraps_original
 
 KERNEL_DEFINERS = (
     "torch._inductor.codegen.wrapper:PythonWrapperCodegen.define_kernel",
@@ -89,6 +89,7 @@ def _lowering_capturing(capture: Capture) -> Any:
     """A graph's record starts when Inductor lowers it, so a failure while lowering is captured too."""
 
     def replacement(original: Any) -> Any:
+        @wraps_original(original)
         def run(self: Any, *args: Any) -> Any:
             if capture.current:  # a subgraph lowered inside a graph that is already being captured
                 return original(self, *args)
@@ -102,7 +103,6 @@ def _lowering_capturing(capture: Capture) -> Any:
                 _keep(capture, record)
                 raise
 
-        run.__wrapped__ = original  # type: ignore[attr-defined]
         return run
 
     return replacement
@@ -110,6 +110,7 @@ def _lowering_capturing(capture: Capture) -> Any:
 
 def _compile_to_module_capturing(capture: Capture) -> Any:
     def replacement(original: Any) -> Any:
+        @wraps_original(original)
         def compile_to_module(self: Any) -> Any:
             record = capture.current.get(id(self))
             if record is None or record.wrapper_source == "":  # the first pass of cpp_wrapper's two-pass codegen
@@ -129,7 +130,6 @@ def _compile_to_module_capturing(capture: Capture) -> Any:
                 _keep(capture, record)
             return _EagerModule(self.module)
 
-        compile_to_module.__wrapped__ = original  # type: ignore[attr-defined]
         return compile_to_module
 
     return replacement
@@ -149,6 +149,7 @@ def _keep(capture: Capture, record: GraphRecord) -> None:
 
 def _recording_define_kernel(capture: Capture) -> Any:
     def replacement(original: Any) -> Any:
+        @wraps_original(original)
         def define_kernel(self: Any, kernel_name: str, kernel_body: str, *args: Any, **kwargs: Any) -> Any:
             from torch._inductor.virtualized import V
 
@@ -157,7 +158,6 @@ def _recording_define_kernel(capture: Capture) -> Any:
                 record.kernels[kernel_name] = kernel_body
             return original(self, kernel_name, kernel_body, *args, **kwargs)
 
-        define_kernel.__wrapped__ = original  # type: ignore[attr-defined]
         return define_kernel
 
     return replacement

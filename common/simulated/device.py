@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 import torch
 
 from npu_inductor_compat.common.providers import SIMULATED_MARK, DeviceProvider
-from npu_inductor_compat.patching import Change, Patch
+from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 __all__ = [
     "DEVICE",
@@ -569,12 +569,12 @@ def _triton_key() -> str:
 
 
 def _backend_hash_without_driver(original: Any) -> Any:
+    @wraps_original(original)
     def triton_hash_with_backend() -> str:
         import hashlib
 
         return hashlib.sha256(f"{_triton_key()}-{PROVIDER.name}".encode()).hexdigest().upper()
 
-    triton_hash_with_backend.__wrapped__ = original  # type: ignore[attr-defined]
     return triton_hash_with_backend
 
 

@@ -13,6 +13,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from npu_inductor_compat.patching import wraps_original
+
 SIMULATED_BINARY = b"// simulated NPU: no kernel binary (codegen only)\n"
 
 
@@ -84,6 +86,7 @@ def _loading_without_compiling(loaded: dict[str, Any]) -> Iterator[None]:
 
 
 def seed_instead_of_autotune(original: Any) -> Any:
+    @wraps_original(original)
     def generate_and_run_autotune_block(self: Any) -> Any:
         from torch._inductor.codecache import CudaKernelParamCache
         from torch._inductor.virtualized import V
@@ -97,5 +100,4 @@ def seed_instead_of_autotune(original: Any) -> Any:
             CudaKernelParamCache.set(name, launch_params(autotuner), SIMULATED_BINARY, "cubin")
         return None
 
-    generate_and_run_autotune_block.__wrapped__ = original  # type: ignore[attr-defined]
     return generate_and_run_autotune_block
