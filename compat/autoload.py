@@ -2,7 +2,8 @@
 at the end of ``import torch``. It only *arms* activation: one wrapper on the compile entry Dynamo hands every
 graph to (``torch._TorchCompileInductorWrapper.__call__``, defined in ``torch/__init__.py``, so arming imports no
 ``torch._inductor`` module). The first graph that involves an "npu" tensor activates the package, with the backend
-selected as usual; graphs for other devices pass straight through.
+selected as usual, and so does the first ``torch.compile(..., options={"npu_backend": ...})`` (torch validates
+options at that call, so the option must exist by then); graphs for other devices pass straight through.
 
 Opt out with ``NPU_INDUCTOR_COMPAT_AUTOLOAD=0`` (or torch's own ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``). An explicit
 ``activate()`` works as before and wins: once active, the hook does nothing; ``deactivate()`` disarms it too.
@@ -60,13 +61,33 @@ def _activate_on_first_npu_graph(original: Any) -> Any:
     return __call__
 
 
+def _activate_when_the_option_is_first_read(original: Any) -> Any:
+    @wraps_original(original)
+    def apply_options(self: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
+        from npu_inductor_compat.activation import activate, is_active
+
+        # torch.compile validates options when it is called, before any graph exists: the option must exist then.
+        if options and "npu_backend" in options and not is_active():
+            log.info("npu_inductor_compat: torch.compile got the npu_backend option: activating (zero-touch)")
+            activate()
+        return original(self, options, *args, **kwargs)
+
+    return apply_options
+
+
 ARM = Patch(
     id="autoload-activate-on-npu-graph",
     layer="autoload",
-    why="activate the NPU glue when Inductor first compiles an npu graph, with no change to the user's script",
+    why=(
+        "activate the NPU glue when Inductor first compiles an npu graph, or torch.compile first gets the "
+        "npu_backend option, with no change to the user's script"
+    ),
     upstream="torch_npu applies its Inductor patches when torch_npu._inductor is imported (about 7 s of imports)",
     remove_when="never: this is the zero-touch entry point",
-    changes=(Change("torch:_TorchCompileInductorWrapper.__call__", _activate_on_first_npu_graph),),
+    changes=(
+        Change("torch:_TorchCompileInductorWrapper.__call__", _activate_on_first_npu_graph),
+        Change("torch:_TorchCompileInductorWrapper.apply_options", _activate_when_the_option_is_first_read),
+    ),
 )
 
 

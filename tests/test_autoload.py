@@ -122,3 +122,22 @@ def test_a_provider_with_its_own_autoload_entry_point_is_picked_up_at_the_first_
     assert {"standin_provider", "npu_inductor_compat"} <= set(found["order"])
     explicit = last_json(run_python(SCRIPT.format(before="npu_inductor_compat.activate()")))
     assert found["applied"] == explicit["applied"]
+
+
+def test_the_npu_backend_option_is_accepted_by_the_first_torch_compile_zero_touch(run_python: Any) -> None:
+    """The seed use case: torch.compile(fn, options={"npu_backend": ...}) before anything activated the package."""
+    code = """
+import json, torch
+import npu_inductor_compat
+torch.compile(lambda t: t + 1, backend="inductor", options={"npu_backend": "triton"})
+try:
+    torch.compile(lambda t: t + 1, backend="inductor", options={"npu_backend": "tirton"})
+except ValueError as err:
+    rejected = str(err)
+print(json.dumps({"active": npu_inductor_compat.status()["active"], "rejected": rejected}))
+"""
+    found = last_json(run_python(code))
+    assert found["active"] is True
+    assert "unknown NPU backend 'tirton'" in found["rejected"]
+    opted_out = run_python(code, env={"NPU_INDUCTOR_COMPAT_AUTOLOAD": "0"})
+    assert opted_out.returncode != 0 and "Unexpected optimization option" in opted_out.stderr
