@@ -24,7 +24,6 @@ from npu_inductor_compat.common.option import OPTION_RECORD, PER_COMPILE_RECORD
 from npu_inductor_compat.common.providers import DeviceProvider
 from npu_inductor_compat.patching import Change, Patch, constant, wraps_original
 
-ALL_LINES = ("v2_7_1", "v2_9", "v2_12")
 DEVICE = "npu"
 PR_40264 = "torch_npu PR 40264 (ascendc backend support for aclgraph capture/replay), torch_npu/_inductor/__init__.py"
 
@@ -505,7 +504,6 @@ def _provider_loader(backend: str, steps: tuple[tuple[str, str | None], ...]) ->
         why=f"the {backend} backend's scheduling and wrappers come from torch_npu's {backend} package",
         upstream=f"_load_{backend}_backend in {PR_40264}",
         remove_when="never: this is how the backend is loaded",
-        lines=ALL_LINES,
         changes=(
             Change(
                 "importlib:import_module",

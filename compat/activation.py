@@ -177,10 +177,6 @@ def deactivate() -> list[str]:
         return undone
 
 
-def journal() -> Journal:
-    return _state.journal
-
-
 def status() -> dict[str, Any]:
     """A JSON-serialisable picture of what is chosen and applied."""
     from npu_inductor_compat import __version__
