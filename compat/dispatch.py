@@ -55,7 +55,7 @@ LINES: tuple[Line, ...] = (
 MIN_SUPPORTED: tuple[int, int] = (LINES[0].first[0], LINES[0].first[1])
 
 # The newest torch minor release the test matrix runs (noxfile.py's TORCH_LINES); anything newer gets a warning.
-NEWEST_TESTED: tuple[int, int] = (2, 12)
+NEWEST_TESTED: tuple[int, int] = (2, 15)
 
 
 def supported_lines_text() -> str:
