@@ -77,3 +77,14 @@ def matrix(session: nox.Session) -> None:
     session.run(
         f"{venv}/bin/python", "-m", "npu_inductor_compat.matrix", *results, "--out", "fixes_matrix.md", external=True
     )
+
+
+@nox.session
+def torch_npu_survey(session: nox.Session) -> None:
+    """Released torch_npu wheels, read (never imported): which of our fixes each carries, whether each name we hook
+    exists with the signature we rely on; rendered into torch_npu_survey.md. Wheels are downloaded once into
+    ~/.cache/npu-inductor-compat/torch_npu_wheels ($NPU_INDUCTOR_COMPAT_WHEEL_CACHE); posargs go to the survey."""
+    session.install("pip", "packaging")  # pip downloads the wheels; no torch needed
+    session.install("--no-deps", "--reinstall-package", "npu-inductor-compat", ".")
+    survey = ("python", "-m", "npu_inductor_compat.common.survey")
+    session.run(*survey, "--all-lines", "--out", "torch_npu_survey.md", *session.posargs)
