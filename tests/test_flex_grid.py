@@ -60,7 +60,8 @@ def test_with_the_fix_every_flex_graph_gets_a_cpp_wrapper_with_a_symbolic_backwa
     # grid_0 is cdiv(num_queries, BLOCK_M2) * (q_heads // kv_heads) + cdiv(num_kv, BLOCK_N1) over a symbolic length
     args = call.group(1)
     assert re.search(r"c10::div_floor_integer\(.*\bs\d+\b", args), args
-    assert re.search(r", 1, 4L, stream\d+$", args), args  # grid_1 = 1, grid_2 = batch * kv_heads = 2 * 2
+    # grid_1 = 1, grid_2 = batch * kv_heads = 2 * 2; torch >= 2.8 passes the device index before the stream
+    assert re.search(r", 1, 4L, (\d+, )?stream\d+$", args), args
 
 
 @pytest.mark.slow

@@ -10,14 +10,21 @@ Nothing here imports torch until a record is probed or applied.
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 from typing import Any
 
-from npu_inductor_compat.common.flex import asking_the_device, asks_cuda, import_after_lowering
-from npu_inductor_compat.patching import Change, Patch
+from npu_inductor_compat.common.flex import (
+    asking_the_device,
+    asks_cuda,
+    cuda_queries_answered_by,
+    import_after_lowering,
+)
+from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 FLEX_MODULE = "torch._inductor.kernel.flex_attention"  # torch 2.7.x-2.8.x
 FLEX_MODULES = (FLEX_MODULE, "torch._inductor.kernel.flex.flex_attention")  # 2.9 moved it
+CHOICES = "torch._inductor.choices:InductorChoices"
 ISSUE_4431 = "torch_npu issue 4431; fixed on torch_npu's v2.7.1 branch only (_inductor/kernel/flex_attention.py)"
 
 
@@ -85,9 +92,47 @@ SYMBOLIC_BACKWARD_GRID = Patch(
 
 
 # ------------------------------------------------------------------------------- configs from the device itself
+def _heuristics_ask_cuda() -> bool:
+    """COMPAT(>= 2.8): flex configs come from ``V.choices.get_flex_attention_*_configs(head_dim, dtype)``, whose
+    device defaults to "cuda" (the 2.8 lowering passes none), i.e. from CUDAConfigHeuristic's compute capability.
+    CAN REMOVE when MIN_SUPPORTED >= (2, 9): the kernel/flex/ lowering passes its device and this record goes."""
+    heuristics = importlib.import_module("torch._inductor.template_heuristics")
+    found = getattr(getattr(heuristics, "CUDAConfigHeuristic", None), "get_flex_attn_fwd_configs", None)
+    return found is not None and "get_device_capability" in found.__code__.co_names
+
+
 def configs_ask_cuda() -> bool:
-    """True when this torch's flex configs query torch.cuda directly (2.7/2.8's _get_nv_config)."""
-    return asks_cuda(FLEX_MODULE, "_get_nv_config", "get_device_capability")
+    """True when this torch's flex configs query torch.cuda whatever the device: 2.7's _get_nv_config, or 2.8's
+    config heuristics reached without a device from the old-path flex lowering (2.9 moved it and passes one)."""
+    if asks_cuda(FLEX_MODULE, "_get_nv_config", "get_device_capability"):
+        return True
+    return import_after_lowering(FLEX_MODULE) is not None and _heuristics_ask_cuda()
+
+
+def _device_being_lowered() -> str | None:
+    """The device type of the inputs of the FX node Inductor is lowering (None outside lowering)."""
+    from torch._inductor.virtualized import V
+
+    node = getattr(V.graph, "current_node", None)
+    for arg in getattr(node, "all_input_nodes", ()):
+        device = getattr(arg.meta.get("val"), "device", None)
+        if device is not None:
+            return str(device.type)
+    return None
+
+
+def choices_asking_the_device(original: Any) -> Any:
+    """An InductorChoices flex-config method that answers torch.cuda's queries for the device being lowered."""
+
+    @wraps_original(original)
+    def configs(self: Any, *args: Any, **kwargs: Any) -> Any:
+        device_type = _device_being_lowered()
+        if device_type in (None, "cuda", "cpu"):
+            return original(self, *args, **kwargs)
+        with cuda_queries_answered_by(device_type):
+            return original(self, *args, **kwargs)
+
+    return configs
 
 
 CONFIGS_FROM_DEVICE = Patch(
@@ -97,12 +142,19 @@ CONFIGS_FROM_DEVICE = Patch(
         "torch 2.7/2.8 pick flex block sizes from torch.cuda's compute capability and SM count for every device: "
         "lowering flex for an NPU fails where there is no CUDA"
     ),
-    upstream="torch 2.7.1 kernel/flex_attention.py _get_nv_config, kernel/flex_decoding.py get_split_k",
+    upstream=(
+        "torch 2.7.1 kernel/flex_attention.py _get_nv_config, kernel/flex_decoding.py get_split_k; torch 2.8.0 "
+        "template_heuristics.py CUDAConfigHeuristic.get_flex_*_configs (the lowering passes no device)"
+    ),
     remove_when="MIN_SUPPORTED >= (2, 9): configs come from per-device template heuristics",
     lines=("v2_7_1",),
     changes=(
-        Change(f"{FLEX_MODULE}:_get_default_config_fwd", asking_the_device),
-        Change(f"{FLEX_MODULE}:_get_default_config_bwd", asking_the_device),
+        # torch 2.7: the lowering calls these module functions by name
+        Change(f"{FLEX_MODULE}:_get_default_config_fwd", asking_the_device, optional=True),
+        Change(f"{FLEX_MODULE}:_get_default_config_bwd", asking_the_device, optional=True),
+        # torch 2.8: the lowering asks V.choices, without a device
+        Change(f"{CHOICES}.get_flex_attention_fwd_configs", choices_asking_the_device, optional=True),
+        Change(f"{CHOICES}.get_flex_attention_bwd_configs", choices_asking_the_device, optional=True),
         # flex_attention imported it by name; decoding also asks for the SM count (get_split_k)
         Change(f"{FLEX_MODULE}:create_flex_decoding_kernel", asking_the_device),
     ),
