@@ -32,12 +32,14 @@ SUPPORTED = [
     ("2.12.0", "v2_12", (2, 12, 0)),
     ("2.12.1", "v2_12", (2, 12, 1)),
     ("2.12.1+cu130", "v2_12", (2, 12, 1)),
+    ("2.13.0+cu130", "v2_12", (2, 13, 0)),
+    ("2.15.0", "v2_12", (2, 15, 0)),
 ]
 UNTESTED = [
-    ("2.13.0+cu130", (2, 13, 0)),
-    ("2.15.0", (2, 15, 0)),
+    ("2.16.0+cu130", (2, 16, 0)),
+    ("2.17.0", (2, 17, 0)),
     ("3.0.0", (3, 0, 0)),
-    ("2.13.0.dev20261201", (2, 13, 0)),
+    ("2.16.0.dev20270101", (2, 16, 0)),
 ]
 TOO_OLD = ["2.7.0", "2.7.0+cpu", "2.6.0+cpu", "2.0", "1.13.1", "0.4"]
 MALFORMED = ["", "   ", "two.nine", "2.9.x", "latest", "2.9.1-beta-nonsense!", "2..9", "1!2.9.1"]
@@ -86,9 +88,9 @@ def test_strict_mode_refuses_untested(text: str, monkeypatch: pytest.MonkeyPatch
 def test_strict_mode_value_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(dispatch.STRICT_ENV, "maybe")
     with pytest.raises(ValueError, match="NPU_INDUCTOR_COMPAT_STRICT='maybe'"):
-        npu_inductor_compat.torch_line("2.15.0")
+        npu_inductor_compat.torch_line("2.16.0")
     monkeypatch.setenv(dispatch.STRICT_ENV, "0")
-    assert npu_inductor_compat.torch_line("2.15.0") == "v2_12"
+    assert npu_inductor_compat.torch_line("2.16.0") == "v2_12"
 
 
 @pytest.mark.parametrize("text", TOO_OLD)
