@@ -106,6 +106,22 @@ class KernelLaunchMetadata:
     def workspace_bytes(self, grid: tuple[int, int, int]) -> int:
         return self.workspace_size * grid[0] * grid[1] * grid[2] if self.uses_workspace else 0
 
+    def as_params(self) -> dict[str, Any]:
+        """The fields as saved kernel params carry them to the C++ wrapper (``lock_init_val`` under its compiler
+        name whichever name the metadata used)."""
+        return {name: getattr(self, name) for name in FIELDS}
+
+
+FIELDS = (
+    "workspace_size",
+    "lock_num",
+    "sync_block_lock_layout",
+    "lock_init_val",
+    "mix_mode",
+    "auto_tile_and_bind_subblock",
+    "force_simt_only",
+)
+
 
 def read_launch_metadata(kernel: str, metadata: Any) -> KernelLaunchMetadata:
     """Validated launch metadata of ``kernel`` from triton-ascend's metadata object or dict."""
