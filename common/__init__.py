@@ -5,8 +5,12 @@ Nothing here imports a version module; importing this package imports no torch m
 
 from __future__ import annotations
 
-from npu_inductor_compat.common import flex
+from npu_inductor_compat.common import flex, launch_fixes
 from npu_inductor_compat.patching import Patch
 
 # Fix records shared by several torch lines.
-FIXES: tuple[Patch, ...] = (flex.DECODING_SPLIT_FROM_DEVICE,)
+FIXES: tuple[Patch, ...] = (
+    flex.DECODING_SPLIT_FROM_DEVICE,
+    launch_fixes.AUTOTUNER_KERNEL_METADATA,
+    launch_fixes.CPP_WRAPPER_WORKSPACE_LOCKS,
+)

@@ -31,6 +31,9 @@ class NpuDeviceOpOverrides(CUDADeviceOpOverrides):  # type: ignore[misc]
     def device_guard(self, device_idx: int) -> str:
         return f"torch.npu.device({device_idx})"
 
+    def cpp_aoti_device_guard(self) -> str:
+        return "npu_inductor_compat_rt::DeviceGuard"  # defined by the NPU C++ wrapper's prelude (npu_launch.py)
+
 
 class NpuCppWrapperPending(CppWrapperGpu):  # type: ignore[misc]
     """Placeholder for the NPU C++ wrapper: upstream's GPU C++ wrapper would emit CUDA driver calls for an NPU.

@@ -1,0 +1,143 @@
+"""Fix records for launching triton-ascend kernels from the C++ wrapper (DESIGN.md §2b parts 2 and 3).
+
+- ``autotuner-kernel-metadata``: the params the autotuner saves for each kernel carry its launch metadata
+  (workspace, locks, mix mode, SIMT) to the C++ wrapper. Upstream's ``CachingAutotuner.save_gpu_kernel`` keeps only
+  CUDA's fields; torch_npu's own autotuner copies them on its 2.7.1 line only.
+- ``cpp-wrapper-workspace-locks``: device "npu" gets this package's C++ wrapper (``npu_cpp_wrapper``), which
+  allocates the workspace and locks on the launch stream and launches through ACL. torch_npu's 2.9.0.post9 and
+  2.12.0.post3 wrappers pass NULL for both; its 2.7.1 wrapper fills the locks with a blocking copy.
+
+Importing this module imports no torch module; the records' callables do, when applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from npu_inductor_compat.patching import Change, Patch, wraps_original
+
+DEVICE = "npu"
+
+# torch_npu's NPU autotuner overrides save_gpu_kernel without calling upstream's (module per release line:
+# 2.7.1.post11 and 2.9.0.post9 runtime/triton_heuristics.py, 2.12.0.post3 npu_triton_heuristics.py).
+TORCH_NPU_AUTOTUNERS = (
+    "torch_npu._inductor.runtime.triton_heuristics:NPUCachingAutotuner.save_gpu_kernel",
+    "torch_npu._inductor.npu_triton_heuristics:NPUCachingAutotuner.save_gpu_kernel",
+)
+
+
+def store_launch_metadata(kernel: str, launcher: Any) -> None:
+    """Copy ``launcher.bin.metadata``'s launch fields (validated) into the params saved for ``kernel``."""
+    from torch._inductor.codecache import CudaKernelParamCache
+
+    from npu_inductor_compat.common.kernel_metadata import read_launch_metadata
+
+    params = CudaKernelParamCache.get(kernel)
+    if params is None:
+        raise RuntimeError(f"kernel {kernel!r}: save_gpu_kernel stored no params to add launch metadata to")
+    params.update(read_launch_metadata(kernel, launcher.bin.metadata).as_params())
+
+
+def _saving_launch_metadata(original: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps_original(original)
+    def save_gpu_kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        if getattr(getattr(self, "device_props", None), "type", None) == DEVICE:
+            # (stream, launcher) on every line; torch_npu 2.12 names them input_stream, input_launcher
+            launcher = args[1] if len(args) > 1 else kwargs.get("launcher", kwargs.get("input_launcher"))
+            store_launch_metadata(self.inductor_meta["kernel_name"], launcher)
+        return result
+
+    return save_gpu_kernel
+
+
+AUTOTUNER_KERNEL_METADATA = Patch(
+    id="autotuner-kernel-metadata",
+    layer="fix",
+    why=(
+        "the C++ wrapper sizes each kernel's workspace and locks from the compiler's metadata, but the saved kernel "
+        "params carry only CUDA's fields, so the sizes never reach it"
+    ),
+    upstream="torch_npu v2.7.1 NPUCachingAutotuner.save_gpu_kernel (issue 4431); missing from its 2.9 and 2.12 lines",
+    remove_when="never while upstream's autotuner saves only CUDA launch fields",
+    changes=(
+        Change("torch._inductor.runtime.triton_heuristics:CachingAutotuner.save_gpu_kernel", _saving_launch_metadata),
+        *(Change(target, _saving_launch_metadata, optional=True) for target in TORCH_NPU_AUTOTUNERS),
+    ),
+)
+
+
+def _replaced_cpp_wrapper(current: Any) -> bool:
+    """Whether ``current`` is a triton-family NPU C++ wrapper this fix replaces (other backends keep theirs)."""
+    from npu_inductor_compat.common.npu_codegen import NpuCppWrapperPending
+
+    if current is None or (isinstance(current, type) and issubclass(current, NpuCppWrapperPending)):
+        return True
+    module, name = getattr(current, "__module__", ""), getattr(current, "__qualname__", "")
+    simulated = module == "npu_inductor_compat.common.simulated.cpp_wrapper"
+    torch_npu_triton = module.startswith("torch_npu._inductor.codegen.cpp_wrapper") and name == "CppWrapperNpu"
+    return simulated or torch_npu_triton
+
+
+def _register_npu_cpp_wrapper(register_backend_for_device: Any) -> None:
+    """Swap the C++ wrapper of the "npu" backend registration, keeping its other classes; the registry entry is
+    journaled, so undo restores the previous registration exactly. A backend with its own C++ wrapper (ascendc) or
+    no "npu" registration at all is left alone."""
+    import dataclasses
+
+    from torch._inductor.codegen.common import device_codegens
+
+    from npu_inductor_compat.common.npu_cpp_wrapper import CppWrapperNpu
+
+    entry = device_codegens.get(DEVICE)
+    if entry is not None and _replaced_cpp_wrapper(entry.cpp_wrapper_codegen):
+        device_codegens[DEVICE] = dataclasses.replace(entry, cpp_wrapper_codegen=CppWrapperNpu)
+
+
+def uses_npu_cpp_wrapper() -> bool:
+    from torch._inductor.codegen.common import get_wrapper_codegen_for_device
+
+    from npu_inductor_compat.common.npu_cpp_wrapper import CppWrapperNpu
+
+    return get_wrapper_codegen_for_device(DEVICE, cpp_wrapper=True) is CppWrapperNpu
+
+
+def _autotuning_at_compile_time(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The launch code is generated from each kernel's saved metadata, so npu graphs compile and save their kernels
+    at compile time. Without this, 2.7-2.11 run a first Python pass with real inputs, and 2.12+ defer compilation to
+    run time inside the C++ (where the metadata would only be known after the code is generated)."""
+
+    @wraps_original(original)
+    def codegen_with_cpp_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if DEVICE in getattr(self, "device_types", ()) and uses_npu_cpp_wrapper():
+            from torch._inductor import config
+
+            with config.patch({"triton.autotune_at_compile_time": True}):
+                return original(self, *args, **kwargs)
+        return original(self, *args, **kwargs)
+
+    return codegen_with_cpp_wrapper
+
+
+CPP_WRAPPER_WORKSPACE_LOCKS = Patch(
+    id="cpp-wrapper-workspace-locks",
+    layer="fix",
+    why=(
+        "triton-ascend kernels can need per-block workspace and sync-block lock memory; the NPU C++ wrapper must "
+        "allocate both, initialise the locks in stream order and pass them (torch_npu's passes NULL on 2.9/2.12 "
+        "and fills the locks with a blocking copy on 2.7.1)"
+    ),
+    upstream="torch_npu v2.7.1 cpp_wrapper_npu.py generate_args_decl (issue 4431); missing from its 2.9 and 2.12 lines",
+    remove_when="torch_npu's C++ wrapper initialises workspace and locks on the launch stream on every line",
+    changes=(
+        Change(
+            "torch._inductor.codegen.common:register_backend_for_device",
+            _register_npu_cpp_wrapper,
+            kind="registration",
+            key=DEVICE,
+            touches=("torch._inductor.codegen.common:device_codegens",),
+        ),
+        Change("torch._inductor.graph:GraphLowering.codegen_with_cpp_wrapper", _autotuning_at_compile_time),
+    ),
+)
