@@ -41,7 +41,60 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--without-fix", nargs="+", action="extend", default=[], metavar="ID", help="disable these fix/layer ids"
     )
+    parser.add_argument(
+        "--kernel-metadata",
+        default=None,
+        metavar="KEY=VALUE,...",
+        help="simulated triton-ascend compiler metadata for every kernel, to see the launch code a kernel needing "
+        "workspace or locks gets (needs --cpp-wrapper); keys: " + ", ".join(METADATA_KEYS),
+    )
+    parser.add_argument(
+        "--check-headers",
+        action="store_true",
+        help="compile each C++ wrapper with g++ -fsyntax-only against torch's and torch_npu's headers (needs "
+        "--cpp-wrapper; torch_npu's come from an installed torch_npu or the paired wheel, downloaded once)",
+    )
     return parser
+
+
+METADATA_KEYS = (
+    "workspace_size",
+    "lock_num",
+    "sync_block_lock_layout",
+    "lock_init_val",
+    "lock_init_value",
+    "mix_mode",
+    "auto_tile_and_bind_subblock",
+    "force_simt_only",
+)
+
+
+def parse_kernel_metadata(text: str) -> dict[str, Any]:
+    """``key=value,...`` into metadata fields: integers (decimal or 0x hex), true/false, or a mix_mode name;
+    validated exactly as real compiler metadata is. Raises ValueError naming what is wrong."""
+    from npu_inductor_compat.common.kernel_metadata import read_launch_metadata
+
+    fields: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, raw = item.partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not sep or not key:
+            raise ValueError(f"--kernel-metadata: {item!r} is not KEY=VALUE")
+        if key not in METADATA_KEYS:
+            raise ValueError(f"--kernel-metadata: unknown key {key!r}; valid: {', '.join(METADATA_KEYS)}")
+        if key in fields:
+            raise ValueError(f"--kernel-metadata: {key!r} given twice")
+        value: Any = raw
+        if raw.lower() in ("true", "false"):
+            value = raw.lower() == "true"
+        elif key != "mix_mode":
+            try:
+                value = int(raw, 0)
+            except ValueError:
+                raise ValueError(f"--kernel-metadata: {key}={raw!r} is not an integer or true/false") from None
+        fields[key] = value
+    read_launch_metadata("--kernel-metadata", fields)  # the same validation compiler metadata gets
+    return fields
 
 
 @contextmanager
@@ -98,6 +151,8 @@ def _table(summary: dict[str, Any]) -> str:
     for graph in summary["graphs"]:
         error = graph["error"]
         status = "ok" if error is None else f"{error['type']}: {error['message'].splitlines()[0][:90]}"
+        if "header_check" in graph:
+            status += ", headers ok" if graph["header_check"] == "ok" else ", HEADER CHECK FAILED"
         rows.append((str(graph["index"]), graph["kind"], graph["wrapper"], str(len(graph["kernels"])), status))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = [
@@ -132,9 +187,22 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(args.without_fix) - known)
     if unknown:
         parser.error(f"--without-fix: unknown id(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
+    metadata: dict[str, Any] = {}
+    if args.kernel_metadata is not None:
+        try:
+            metadata = parse_kernel_metadata(args.kernel_metadata)
+        except ValueError as err:
+            parser.error(str(err))
+    for flag, given in (
+        ("--kernel-metadata", args.kernel_metadata is not None),
+        ("--check-headers", args.check_headers),
+    ):
+        if given and not args.cpp_wrapper:
+            parser.error(f"{flag} concerns the C++ wrapper: add --cpp-wrapper")
 
     from npu_inductor_compat.common import providers
     from npu_inductor_compat.common.simulated.capture import capturing
+    from npu_inductor_compat.common.simulated.kernel_params import simulated_metadata
 
     device.setup()
     previous = providers.set_provider(device.PROVIDER)
@@ -145,10 +213,16 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             print(f"npu_inductor_compat codegen: activation failed, nothing applied: {err}", file=sys.stderr)
             return 1
         script_error = None
+        header_failures = 0
         import torch
 
         torch._dynamo.reset()
-        with capturing() as capture, _inductor_settings(args.cpp_wrapper, args.dynamic), _script_argv(script):
+        with (
+            capturing() as capture,
+            _inductor_settings(args.cpp_wrapper, args.dynamic),
+            simulated_metadata(metadata),
+            _script_argv(script),
+        ):
             try:
                 runpy.run_path(str(script), run_name="__main__")
             except SystemExit as exit_:
@@ -165,12 +239,16 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             "cpp_wrapper": args.cpp_wrapper,
             "dynamic": args.dynamic,
             "without_fix": sorted(set(args.without_fix)),
+            "kernel_metadata": metadata,
             "fixes": {fix["id"]: fix["status"] for fix in status()["fixes"]},
             "script_error": None if script_error is None else {k: script_error[k] for k in ("type", "message")},
             "graphs": [graph.summary() for graph in capture.graphs],
         }
         out = Path(args.out)
         _write(out, summary, capture.graphs, None if script_error is None else script_error["traceback"])
+        if args.check_headers:
+            header_failures = _check_headers(out, summary, report["line"])
+            (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     finally:
         deactivate()
         providers.set_provider(previous)
@@ -182,4 +260,36 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             f"the script raised {script_error['type']}: {message} (traceback: {out / 'script_error.txt'})",
             file=sys.stderr,
         )
-    return 1 if script_error is not None or capture.failed() else 0
+    if args.check_headers:
+        check = summary.get("header_check", {})
+        if check.get("error"):
+            print(f"header check unavailable: {check['error']}", file=sys.stderr)
+        elif header_failures:
+            print(f"{header_failures} C++ wrapper(s) failed the header check (errors: header_check in summary.json)")
+        else:
+            print(f"every C++ wrapper compiles against torch's headers and {check.get('headers')}")
+    return 1 if script_error is not None or capture.failed() or (args.check_headers and header_failures) else 0
+
+
+def _check_headers(out: Path, summary: dict[str, Any], line: str) -> int:
+    """Compile each graph's C++ (as graph_<i>/wrapper_source.cpp) against the real headers; record the result in
+    the summary; return how many failed."""
+    from npu_inductor_compat.common.simulated import headers
+
+    failures = 0
+    try:
+        source = headers.torch_npu_headers(line)
+    except headers.HeaderCheckUnavailable as err:
+        summary["header_check"] = {"headers": None, "error": str(err)}
+        return sum(1 for graph in summary["graphs"] if graph["wrapper"] == "cpp")
+    summary["header_check"] = {"headers": source.description, "error": None}
+    for graph in summary["graphs"]:
+        wrapper = out / f"graph_{graph['index']}" / "wrapper.cpp"
+        if graph["wrapper"] != "cpp" or not wrapper.is_file():
+            continue
+        cpp = wrapper.with_name("wrapper_source.cpp")
+        cpp.write_text(headers.cpp_source(wrapper.read_text()))
+        ok, errors = headers.check(cpp, source)
+        graph["header_check"] = "ok" if ok else errors[-4000:]
+        failures += not ok
+    return failures

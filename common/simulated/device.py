@@ -597,10 +597,10 @@ def _records() -> tuple[Patch, ...]:
         Patch(
             id="simulated-kernel-params",
             layer="simulated-npu",
-            why="cpp_wrapper on torch < 2.12 launches every kernel once to learn its launch parameters; nothing can be "
-            "launched here, so they are read from each kernel's autotuner instead",
+            why="cpp_wrapper launches every kernel once at compile time to save its launch parameters; nothing can "
+            "be launched here, so each kernel's autotuner saves them from a simulated launcher instead",
             upstream="PythonWrapperCodegen.generate_and_run_autotune_block / CachingAutotuner.save_gpu_kernel",
-            remove_when="MIN_SUPPORTED >= (2, 12): kernels are compiled lazily inside the generated C++",
+            remove_when="never while the simulated NPU can neither compile nor launch kernels",
             changes=(
                 Change(
                     "torch._inductor.codegen.wrapper:PythonWrapperCodegen.generate_and_run_autotune_block",

@@ -1,21 +1,56 @@
-"""cpp_wrapper on torch 2.7/2.9 without running kernels: seed CudaKernelParamCache from the kernels' own metadata.
+"""cpp_wrapper without running kernels: save each kernel's launch params as if the autotuner had launched it.
 
-Upstream fills that cache by compiling and launching every Triton kernel once (the "autotune block") and reads it
-back to emit the C++ launch. The simulated NPU cannot launch anything, so for "npu" graphs the block only *loads*
-each kernel module (which builds its CachingAutotuner, nothing compiled) and records the parameters the launch
-needs from the autotuner's first config and metadata. torch 2.12 compiles kernels lazily in the C++ and never
-calls this.
+Upstream fills CudaKernelParamCache by compiling and launching every Triton kernel once (the "autotune block") and
+reads it back to emit the C++ launch. The simulated NPU cannot compile or launch anything, so for "npu" graphs the
+block only *loads* each kernel module (which builds its CachingAutotuner, nothing compiled) and hands the
+autotuner's own ``save_gpu_kernel`` a simulated launcher: its first config, and compiler metadata that is empty
+unless ``simulated_metadata`` (the codegen command's ``--kernel-metadata``) says otherwise. So upstream's saving
+code and the ``autotuner-kernel-metadata`` fix run for real on every torch line.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Mapping
+from types import SimpleNamespace
 from typing import Any
 
 from npu_inductor_compat.patching import wraps_original
 
 SIMULATED_BINARY = b"// simulated NPU: no kernel binary (codegen only)\n"
+
+# Process-wide, not thread-local: autograd compiles a backward graph on its device thread.
+_metadata: dict[str, Any] = {}
+_metadata_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def simulated_metadata(fields: Mapping[str, Any]) -> Iterator[None]:
+    """Within the block, every simulated kernel's compiler metadata carries ``fields`` (e.g. workspace_size)."""
+    global _metadata
+    with _metadata_lock:
+        previous, _metadata = _metadata, dict(fields)
+    try:
+        yield
+    finally:
+        with _metadata_lock:
+            _metadata = previous
+
+
+def simulated_launcher(autotuner: Any) -> Any:
+    """What a compiled launcher looks like to ``save_gpu_kernel``: binary, metadata, config and argument names."""
+    params = launch_params(autotuner)
+    metadata = SimpleNamespace(name=params["mangled_name"], num_warps=params["num_warps"], shared=0, **_metadata)
+    return SimpleNamespace(
+        bin=SimpleNamespace(metadata=metadata, asm={"cubin": SIMULATED_BINARY}),
+        config=autotuner.configs[0],
+        def_args=params["def_args"],
+        call_args=params["call_args"],
+        global_scratch=None,
+        profile_scratch=None,
+        store_cubin=True,
+    )
 
 
 def launch_params(autotuner: Any) -> dict[str, Any]:
@@ -88,7 +123,6 @@ def _loading_without_compiling(loaded: dict[str, Any]) -> Iterator[None]:
 def seed_instead_of_autotune(original: Any) -> Any:
     @wraps_original(original)
     def generate_and_run_autotune_block(self: Any) -> Any:
-        from torch._inductor.codecache import CudaKernelParamCache
         from torch._inductor.virtualized import V
 
         if V.graph.device_type != "npu":
@@ -96,8 +130,8 @@ def seed_instead_of_autotune(original: Any) -> Any:
         loaded: dict[str, Any] = {}
         with _loading_without_compiling(loaded):
             exec(self.kernel_autotune_defs.getvalue(), {})  # defines the kernels; the launches are not run
-        for name, autotuner in loaded.items():
-            CudaKernelParamCache.set(name, launch_params(autotuner), SIMULATED_BINARY, "cubin")
+        for autotuner in loaded.values():
+            autotuner.save_gpu_kernel(0, simulated_launcher(autotuner))
         return None
 
     return generate_and_run_autotune_block
