@@ -256,7 +256,7 @@ def test_cpp_wrapper_two_pass_check_takes_the_gpu_branch_for_npu(fake_provider: 
     original = GraphLowering.codegen_with_cpp_wrapper
     with config.patch({"triton.autotune_at_compile_time": False}):
         assert original(FakeGraph()) == "single pass"  # upstream: npu is treated like cpu
-        npu_inductor_compat.activate()
+        npu_inductor_compat.activate(disable=["cpp-wrapper-workspace-locks"])  # it wraps the same method
         patched = GraphLowering.codegen_with_cpp_wrapper
         if "triton-cpp-wrapper-two-pass" in applied_ids():
             assert patched.__wrapped__ is original
@@ -266,6 +266,36 @@ def test_cpp_wrapper_two_pass_check_takes_the_gpu_branch_for_npu(fake_provider: 
             assert patched(FakeGraph()) == "single pass"
     npu_inductor_compat.deactivate()
     assert GraphLowering.codegen_with_cpp_wrapper is original
+
+
+def test_npu_graphs_get_the_npu_cpp_wrapper_and_autotune_at_compile_time(fake_provider: Any) -> None:
+    """cpp-wrapper-workspace-locks: the NPU C++ wrapper replaces the placeholder registration, and npu graphs compile
+    their kernels at compile time (the launch code needs each kernel's saved metadata); other devices are untouched."""
+    import torch._inductor.config as config
+    from torch._inductor.codegen.common import get_wrapper_codegen_for_device
+    from torch._inductor.graph import GraphLowering
+
+    class FakeGraph:
+        device_types = {"npu"}
+        aot_mode = False
+        cpp_wrapper = True
+
+        def codegen(self) -> Any:
+            return config.triton.autotune_at_compile_time
+
+    original = GraphLowering.codegen_with_cpp_wrapper
+    with config.patch({"triton.autotune_at_compile_time": False}):
+        npu_inductor_compat.activate()
+        from npu_inductor_compat.common.npu_cpp_wrapper import CppWrapperNpu
+
+        assert "cpp-wrapper-workspace-locks" in {item["id"] for item in npu_inductor_compat.status()["applied"]}
+        assert get_wrapper_codegen_for_device("npu", cpp_wrapper=True) is CppWrapperNpu
+        assert GraphLowering.codegen_with_cpp_wrapper(FakeGraph()) is True
+        FakeGraph.device_types = {"cpu"}
+        assert GraphLowering.codegen_with_cpp_wrapper(FakeGraph()) is False
+        npu_inductor_compat.deactivate()
+    assert GraphLowering.codegen_with_cpp_wrapper is original
+    assert get_wrapper_codegen_for_device("npu", cpp_wrapper=True) is None
 
 
 def test_cache_system_info_carries_npu_and_a_new_hash(fake_provider: Any) -> None:

@@ -73,6 +73,50 @@ def test_cpp_wrapper_is_generated_for_both_graphs(tmp_path: Path) -> None:
     assert 'Generated for device "npu"' in source and summary["graphs"][0]["kernels"][0] in source
 
 
+def test_kernel_metadata_reaches_the_npu_launch_and_the_cpp_compiles_against_the_paired_torch_npu_headers(
+    tmp_path: Path,
+) -> None:
+    """Real codegen on the simulated NPU, then g++ -fsyntax-only against torch's headers and those of the torch_npu
+    wheel paired with this line (downloaded once into the cache; never imported)."""
+    metadata = "workspace_size=32,sync_block_lock_layout=0x100000001,mix_mode=mix,auto_tile_and_bind_subblock=true"
+    done, summary = codegen(
+        tmp_path,
+        "--cpp-wrapper",
+        "--check-headers",
+        "--kernel-metadata",
+        metadata,
+        script=EXAMPLES / "flex_attention.py",
+    )
+    if summary is not None and ((summary.get("header_check") or {}).get("error") or "").startswith("downloading"):
+        pytest.skip(f"torch_npu headers unavailable: {summary['header_check']['error']}")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert summary["kernel_metadata"]["workspace_size"] == 32
+    assert summary["header_check"]["headers"].startswith(("torch_npu ", "installed torch_npu"))
+    cpp_graphs = [graph for graph in summary["graphs"] if graph["wrapper"] == "cpp"]
+    assert cpp_graphs and all(graph["header_check"] == "ok" for graph in cpp_graphs)
+    for graph in cpp_graphs:
+        source = (tmp_path / "out" / f"graph_{graph['index']}" / "wrapper_source.cpp").read_text()
+        launches = source.count("aclrtLaunchKernelWithHostArgs(")
+        assert launches >= len(graph["kernels"]) > 0
+        assert source.count("npu_inductor_compat_rt::Scratch npu_workspace_(") == launches
+        assert source.count("lock_layout(8ULL, 1ULL, npu_inductor_compat_rt::mul(npu_blocks_, 2ULL") == launches
+        assert "cuLaunchKernel" not in source and "aclrtMemcpy(" not in source
+
+
+def test_without_the_fix_the_cpp_wrapper_launches_the_cuda_way(tmp_path: Path) -> None:
+    done, summary = codegen(
+        tmp_path,
+        "--cpp-wrapper",
+        "--without-fix",
+        "cpp-wrapper-workspace-locks",
+        script=EXAMPLES / "pointwise_reduction.py",
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert summary["fixes"]["cpp-wrapper-workspace-locks"] == "skipped"
+    source = (tmp_path / "out" / "graph_0" / "wrapper.cpp").read_text()
+    assert "aclrtLaunchKernelWithHostArgs" not in source and "launch lines below are upstream's" in source
+
+
 def test_flex_attention_dynamic_reaches_the_triton_flex_templates(tmp_path: Path) -> None:
     done, summary = codegen(tmp_path, "--dynamic", script=EXAMPLES / "flex_attention.py")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -111,6 +155,14 @@ def test_a_script_that_raises_is_reported_with_exit_1(tmp_path: Path) -> None:
         (["{script}", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
         (["{script}", "--without-fix", "no-such-fix"], "--without-fix: unknown id(s) no-such-fix; valid:"),
         (["{script}", "--backend", "cuda"], "unknown NPU backend 'cuda'"),
+        (["{script}", "--kernel-metadata", "workspace_size=64"], "--kernel-metadata concerns the C++ wrapper"),
+        (["{script}", "--check-headers"], "--check-headers concerns the C++ wrapper: add --cpp-wrapper"),
+        (["{script}", "--cpp-wrapper", "--kernel-metadata", "workspace=1"], "unknown key 'workspace'; valid:"),
+        (["{script}", "--cpp-wrapper", "--kernel-metadata", "lock_num"], "'lock_num' is not KEY=VALUE"),
+        (["{script}", "--cpp-wrapper", "--kernel-metadata", "lock_num=-1"], "'lock_num' = -1 is out of range"),
+        (["{script}", "--cpp-wrapper", "--kernel-metadata", "lock_num=two"], "lock_num='two' is not an integer"),
+        (["{script}", "--cpp-wrapper", "--kernel-metadata", "force_simt_only=1"], "'force_simt_only' must be a bool"),
+        (["{script}", "--cpp-wrapper", "--kernel-metadata", "lock_num=1,lock_num=2"], "'lock_num' given twice"),
         ([], "the following arguments are required: script"),
     ],
 )

@@ -66,10 +66,9 @@ def test_import_applies_nothing_sets_no_env_and_imports_no_inductor(run_python: 
     code = """
 import json, os, sys
 import torch
-mods, env = set(sys.modules), dict(os.environ)
-import torch._inductor.utils as u  # only to read GPU_TYPES afterwards; recorded before our import
+import torch._inductor.utils as u  # only to read GPU_TYPES afterwards (importing it sets TORCHINDUCTOR_CACHE_DIR)
 gpu_types = list(u.GPU_TYPES)
-mods = set(sys.modules)
+mods, env = set(sys.modules), dict(os.environ)
 import npu_inductor_compat, npu_inductor_compat.common
 print(json.dumps({
     "new_inductor": sorted(m for m in set(sys.modules) - mods if m.startswith("torch._inductor")),
