@@ -77,7 +77,8 @@ def _torch_npu_codegen_classes() -> tuple[type, type, type | None]:
 TORCH_NPU = DeviceProvider(
     name="torch_npu",
     device_interface=_torch_npu_interface,
-    raw_stream_import="from torch_npu._inductor import get_current_raw_stream as {name}",
+    # defined in torch_npu/_inductor/utils.py by every released line (the package re-exports it only on some)
+    raw_stream_import="from torch_npu._inductor.utils import get_current_raw_stream as {name}",
     summary="the real Ascend device (torch_npu + CANN)",
     codegen_classes=_torch_npu_codegen_classes,
 )

@@ -217,7 +217,7 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
     ),
     Hook(
         "raw-stream",
-        ("torch_npu._inductor:get_current_raw_stream",),
+        ("torch_npu._inductor.utils:get_current_raw_stream",),
         "common/providers.py TORCH_NPU.raw_stream_import (generated Python wrappers import it)",
         Call(positional=1),
     ),
@@ -257,7 +257,8 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
     Hook(
         "triton-support-ffts",
         ("torch_npu._inductor.utils:triton_support_ffts",),
-        "issue #6 NPU C++ wrapper: whether kernels take the FFTS sync address (absent: they do not)",
+        "common/npu_cpp_wrapper.py: whether kernels take the FFTS sync address (absent: they do, as the wrapper of "
+        "releases without it, e.g. 2.12.0.post3, always passes it)",
         Call(positional=0),
     ),
     Hook(

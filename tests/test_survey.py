@@ -150,8 +150,8 @@ def test_hooked_names_present_missing_and_signature_mismatch(tmp_path: Path) -> 
             {
                 "utils/_dynamo_device.py": "if True:\n    class NpuInterface:\n        pass\n",
                 # re-exported from a submodule: present, with the defining file's signature
-                "_inductor/__init__.py": "from .utils import get_current_raw_stream\n",
-                "_inductor/utils.py": "def get_current_raw_stream(device):\n    return 0\n",
+                "_inductor/utils.py": "from ._streams import get_current_raw_stream\n",
+                "_inductor/_streams.py": "def get_current_raw_stream(device):\n    return 0\n",
                 # save_gpu_kernel that cannot take Inductor's (stream, launcher)
                 "_inductor/npu_triton_heuristics.py": (
                     "class NPUCachingAutotuner:\n    def save_gpu_kernel(self, stream):\n        pass\n"
@@ -169,7 +169,7 @@ def test_hooked_names_present_missing_and_signature_mismatch(tmp_path: Path) -> 
     )
     assert hook(report, "device-interface")["status"] == "present"
     raw = hook(report, "raw-stream")
-    assert raw["status"] == "present" and "re-exported by torch_npu/_inductor/__init__.py" in raw["detail"]
+    assert raw["status"] == "present" and "re-exported by torch_npu/_inductor/utils.py" in raw["detail"]
     assert "signature (device)" in raw["detail"]
     saver = hook(report, "autotuner-save-kernel")
     assert saver["status"] == "missing"
@@ -313,7 +313,7 @@ def _covered(reference: str) -> bool:
 def test_every_torch_npu_name_in_the_package_is_a_surveyed_hook() -> None:
     references = _torch_npu_references()
     assert "torch_npu.utils._dynamo_device" in references  # the scan sees the provider's import
-    assert "torch_npu._inductor:get_current_raw_stream" in references  # ... and the generated-code import
+    assert "torch_npu._inductor.utils:get_current_raw_stream" in references  # ... and the generated-code import
     uncovered = {name: sorted(files) for name, files in references.items() if not _covered(name)}
     assert uncovered == {}, "add these to survey.TORCH_NPU_HOOKS"
 
@@ -346,7 +346,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "ascendc-should-partition-hook": CARRIED,
         },
         "lock_init": ["lock init: blocking aclrtMemcpy"],
-        "missing": {"raw-stream"},
+        "missing": set(),
         "layouts": {
             "cpp-wrapper": "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
             "autotuner-save-kernel": f"{RUNTIME_HEURISTICS}:NPUCachingAutotuner.save_gpu_kernel",
