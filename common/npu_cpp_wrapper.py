@@ -82,17 +82,19 @@ NPU_CPP_DEVICE_OPS = NpuCppDeviceOps()
 
 
 def ffts_address_expected() -> bool:
-    """Whether kernels take the hardware sync (FFTS) address first: triton-ascend decides by SoC, which only a real
-    torch_npu install can tell; the simulated NPU has none."""
+    """Whether kernels take the hardware sync (FFTS) address first. triton-ascend decides by SoC, which only a real
+    torch_npu install can tell: torch_npu releases with ``_inductor.utils.triton_support_ffts`` (2.7.1.post11) ask
+    it; the others (e.g. 2.12.0.post3, whose own wrapper always passes the address) mean yes. The simulated NPU has
+    none."""
+    import importlib
+
     from npu_inductor_compat.common.providers import TORCH_NPU, active_provider
 
     if active_provider() is not TORCH_NPU:
         return False
-    try:
-        from torch_npu._inductor.utils import triton_support_ffts
-    except ImportError:
-        return False
-    return bool(triton_support_ffts())
+    utils = importlib.import_module("torch_npu._inductor.utils")
+    support = getattr(utils, "triton_support_ffts", None)
+    return True if support is None else bool(support())
 
 
 class NpuTritonCall(gpu.DeferredTritonCallWrapper):  # type: ignore[misc]

@@ -328,3 +328,30 @@ def test_the_emulator_flags_a_blocking_copy_into_a_block_queued_work_still_uses(
     assert record["hazards"] == [
         "blocking aclrtMemcpy into sync-block locks while queued stream work (launch) still uses it"
     ]
+
+
+def test_the_header_check_fails_on_a_name_the_headers_do_not_declare(tmp_path: Path) -> None:
+    """The check must be able to fail: an ACL call the paired torch_npu headers do not declare is an error."""
+    from npu_inductor_compat.common.simulated import headers
+
+    try:
+        (source,) = headers.torch_npu_headers("v2_12")
+    except headers.HeaderCheckUnavailable as err:
+        pytest.skip(f"torch_npu headers unavailable: {err}")
+    good, bad = tmp_path / "good.cpp", tmp_path / "bad.cpp"
+    good.write_text(
+        "#include <acl/acl_rt.h>\nvoid* launch = reinterpret_cast<void*>(&aclrtLaunchKernelWithHostArgs);\n"
+    )
+    bad.write_text("#include <acl/acl_rt.h>\nvoid* launch = reinterpret_cast<void*>(&aclrtLaunchKernelNoSuchThing);\n")
+    assert headers.check(good, source) == (True, "")
+    ok, errors = headers.check(bad, source)
+    assert not ok and "aclrtLaunchKernelNoSuchThing" in errors
+
+
+def test_cpp_source_finds_the_cpp_in_both_quotings_and_refuses_a_python_wrapper() -> None:
+    from npu_inductor_compat.common.simulated.headers import cpp_source
+
+    for quote in ("'''", '"""'):
+        assert cpp_source(f"x = 1\ncpp_wrapper_src = (\nr{quote}\nint main() {{}}\n{quote}\n)\n") == "int main() {}"
+    with pytest.raises(ValueError, match="not a C\\+\\+ wrapper"):
+        cpp_source("def call(args):\n    pass\n")

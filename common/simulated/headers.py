@@ -2,32 +2,27 @@
 
 torch's headers come from the installed torch; torch_npu's (its C++ API and the CANN ACL headers it ships) from, in
 order: ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``, an installed torch_npu (located, never imported), or the PyPI
-wheel of the torch_npu release paired with this torch line, downloaded once into the cache
-(``$NPU_INDUCTOR_COMPAT_CACHE``, default ``~/.cache/npu_inductor_compat``; only ``torch_npu/include`` is kept).
+wheels of the torch_npu releases paired with this torch line: downloaded once into the survey's wheel cache
+(``common/survey.py``), with their ``torch_npu/include`` unpacked next to it.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import sysconfig
 import tempfile
-import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 INCLUDE_ENV = "NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE"
-CACHE_ENV = "NPU_INDUCTOR_COMPAT_CACHE"
-# The torch_npu release whose headers each version module's C++ is checked against.
-PAIRED_TORCH_NPU = {"v2_7_1": "2.7.1.post11", "v2_9": "2.9.0.post9", "v2_12": "2.12.0.post3"}
-SIMPLE_INDEX = "https://pypi.org/simple/torch-npu/"
-WHEEL_PLATFORM = re.compile(r"-manylinux[^-]*_x86_64\.whl$")
+# The torch_npu releases whose headers each version module's C++ is checked against. torch_npu has two 2.9 lines:
+# 2.9.0.post9 is the newest build; 2.9.1 (for torch 2.9.1, a higher version number, built months earlier) ships
+# ACL headers without aclrtLaunchKernelWithHostArgs and the aclrtBinary* loader the launch needs (an older CANN).
+PAIRED_TORCH_NPU = {"v2_7_1": ("2.7.1.post11",), "v2_9": ("2.9.0.post9",), "v2_12": ("2.12.0.post3",)}
 
 
 class HeaderCheckUnavailable(RuntimeError):
@@ -37,11 +32,7 @@ class HeaderCheckUnavailable(RuntimeError):
 @dataclass(frozen=True)
 class HeaderSource:
     include: Path
-    description: str  # e.g. "torch_npu 2.9.0.post9 wheel (cached)"
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "npu_inductor_compat")
+    description: str  # e.g. "torch_npu 2.9.0.post9 wheel"
 
 
 def _installed_include() -> Path | None:
@@ -51,62 +42,49 @@ def _installed_include() -> Path | None:
         return None
     for location in (spec.submodule_search_locations or []) if spec else []:
         include = Path(location) / "include"
-        if (include / "acl" / "acl_rt.h").is_file():
+        if (include / "torch_npu").is_dir():
             return include
     return None
 
 
-def _wheel_url(version: str) -> str:
-    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    request = urllib.request.Request(SIMPLE_INDEX, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-    with urllib.request.urlopen(request, timeout=60) as response:  # PEP 691: the index as JSON
-        files = json.load(response)["files"]
-    for wanted in (tag, "cp311"):  # any CPython wheel carries the same headers
-        for entry in files:
-            name = entry["filename"]
-            if name.startswith(f"torch_npu-{version}-{wanted}-{wanted}-") and WHEEL_PLATFORM.search(name):
-                return str(entry["url"])
-    raise HeaderCheckUnavailable(f"PyPI lists no manylinux x86_64 wheel of torch_npu {version}")
-
-
-def _download_include(version: str, target: Path) -> None:
+def _unpack_include(wheel: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
-        wheel = Path(scratch) / "torch_npu.whl"
-        with urllib.request.urlopen(_wheel_url(version), timeout=300) as response, wheel.open("wb") as out:
-            shutil.copyfileobj(response, out)
-        unpacked = Path(scratch) / "unpacked"
-        with zipfile.ZipFile(wheel) as archive:
-            members = [name for name in archive.namelist() if name.startswith("torch_npu/include/")]
-            if not members:
-                raise HeaderCheckUnavailable(f"the torch_npu {version} wheel has no torch_npu/include/")
-            archive.extractall(unpacked, members)
-        os.replace(unpacked / "torch_npu" / "include", target)  # atomic: a half-written cache is never seen
+    with tempfile.TemporaryDirectory(dir=target.parent) as scratch, zipfile.ZipFile(wheel) as archive:
+        members = [name for name in archive.namelist() if name.startswith("torch_npu/include/")]
+        if not members:
+            raise HeaderCheckUnavailable(f"{wheel.name} has no torch_npu/include/")
+        archive.extractall(scratch, members)
+        os.replace(Path(scratch) / "torch_npu" / "include", target)  # atomic: a half-unpacked cache is never seen
 
 
-def torch_npu_headers(line: str) -> HeaderSource:
-    """Where torch_npu's headers for version module ``line`` are (downloading the paired wheel if needed)."""
+def _wheel_headers(version: str) -> HeaderSource:
+    from npu_inductor_compat.common import survey
+
+    wheels = survey.default_cache_dir()
+    target = wheels.parent / "torch_npu_include" / version
+    if not target.is_dir():
+        try:
+            _unpack_include(survey.fetch(version, wheels), target)
+        except (survey.SurveyError, OSError, zipfile.BadZipFile) as err:
+            raise HeaderCheckUnavailable(
+                f"downloading torch_npu {version}'s headers failed ({err}); set {INCLUDE_ENV} to its include dir"
+            ) from err
+    return HeaderSource(target, f"torch_npu {version} wheel")
+
+
+def torch_npu_headers(line: str) -> list[HeaderSource]:
+    """The torch_npu header trees to check version module ``line``'s C++ against (downloading wheels if needed)."""
     explicit = os.environ.get(INCLUDE_ENV)
     if explicit:
-        if not (Path(explicit) / "acl" / "acl_rt.h").is_file():
-            raise HeaderCheckUnavailable(f"{INCLUDE_ENV}={explicit} has no acl/acl_rt.h")
-        return HeaderSource(Path(explicit), f"{INCLUDE_ENV}={explicit}")
+        if not (Path(explicit) / "torch_npu").is_dir():
+            raise HeaderCheckUnavailable(f"{INCLUDE_ENV}={explicit} has no torch_npu/ headers")
+        return [HeaderSource(Path(explicit), f"{INCLUDE_ENV}={explicit}")]
     installed = _installed_include()
     if installed is not None:
-        return HeaderSource(installed, f"installed torch_npu ({installed})")
-    version = PAIRED_TORCH_NPU.get(line)
-    if version is None:
+        return [HeaderSource(installed, f"installed torch_npu ({installed})")]
+    if line not in PAIRED_TORCH_NPU:
         raise HeaderCheckUnavailable(f"no torch_npu release is paired with {line}; set {INCLUDE_ENV}")
-    target = cache_dir() / f"torch_npu-{version}" / "include"
-    if (target / "acl" / "acl_rt.h").is_file():
-        return HeaderSource(target, f"torch_npu {version} wheel (cached in {target.parent})")
-    try:
-        _download_include(version, target)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
-        raise HeaderCheckUnavailable(
-            f"downloading torch_npu {version}'s headers failed ({err}); set {INCLUDE_ENV} to a torch_npu include dir"
-        ) from err
-    return HeaderSource(target, f"torch_npu {version} wheel (downloaded to {target.parent})")
+    return [_wheel_headers(version) for version in PAIRED_TORCH_NPU[line]]
 
 
 # COMPAT(>= 2.12): the C++ is quoted r"""...""" (r'''...''' before).
@@ -125,7 +103,9 @@ def cpp_source(wrapper: str) -> str:
 def compile_command(source: Path, headers: HeaderSource) -> list[str]:
     from torch.utils.cpp_extension import include_paths
 
-    includes = [*include_paths(), sysconfig.get_paths()["include"], str(headers.include)]
+    # the ACL headers sit at include/acl in most wheels, only under include/third_party/acl/inc in some (2.9.1)
+    acl = [path for path in (headers.include / "third_party" / "acl" / "inc",) if path.is_dir()]
+    includes = [*include_paths(), sysconfig.get_paths()["include"], str(headers.include), *map(str, acl)]
     return ["g++", "-std=c++17", "-fsyntax-only", "-w", *(f"-I{path}" for path in includes), str(source)]
 
 
