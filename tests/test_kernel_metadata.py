@@ -3,6 +3,7 @@ and fuzzing: wrong types, negatives and huge values are clear errors, never valu
 
 from __future__ import annotations
 
+import re
 import types
 from typing import Any
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from npu_inductor_compat.common.kernel_metadata import (
     LIMITS,
+    MODE,
     KernelLaunchMetadata,
     KernelMetadataError,
     read_launch_metadata,
@@ -127,3 +129,28 @@ def test_mix_mode_is_an_identifier_or_an_error(mode: str) -> None:
 def test_mix_modes_that_would_break_a_cpp_string_literal_are_rejected(mode: str) -> None:
     with pytest.raises(KernelMetadataError, match="'mix_mode' must be an identifier"):
         read_launch_metadata("k", {"mix_mode": mode})
+
+
+anything = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(1 << 70), max_value=1 << 70), st.text(max_size=8)
+)
+
+
+@given(fields=st.dictionaries(st.sampled_from([*INTEGER_FIELDS, "mix_mode", "force_simt_only"]), anything))
+def test_whatever_the_metadata_the_launch_text_only_carries_validated_values(fields: dict[str, Any]) -> None:
+    """Fuzzed metadata either fails validation or renders a launch whose every number came from a validated field
+    (the renderer is fed only KernelLaunchMetadata; this checks nothing else leaks into the C++)."""
+    from npu_inductor_compat.common.npu_launch import render_launch
+
+    try:
+        meta = read_launch_metadata("k", fields)
+    except KernelMetadataError:
+        return
+    text = render_launch(meta, "k", [])
+    allowed = {str(value) for value in (meta.workspace_size, meta.lock_num, meta.lock_init_val)}
+    allowed |= {str(meta.ordered_locks * 8), str(meta.unordered_locks), str(meta.participants(1))}
+    allowed |= {"0", "1", "2", "8", "32"}  # the template's own constants (grid axes, slot sizes, int32_t)
+    literals = set(re.findall(r"(?<![\w.])(\d+)(?:ULL|LL)?\b", text.split("\n", 1)[1]))  # past the comment line
+    assert literals <= allowed, literals - allowed
+    if meta.mix_mode:
+        assert MODE.fullmatch(meta.mix_mode)
