@@ -46,9 +46,9 @@ def _config_hash_dirty() -> None:
     """The config hash (part of Inductor's FX-graph cache key) and the option dict are memoised; adding or removing
     an option must invalidate them.
 
-    COMPAT(>= 2.14): the memo flags became ContextVars (``_hash_dirty_var``, ``_get_dict_dirty_keys_var``; checked
-    in 2.14.1, 2.12.1 still has ``_is_dirty``); None dirty keys means "recompute everything".
-    CAN REMOVE when MIN_SUPPORTED >= (2, 14): keep only the ContextVar branch.
+    COMPAT(>= 2.13): the memo flags became ContextVars (``_hash_dirty_var``, ``_get_dict_dirty_keys_var``; checked
+    in 2.13.0 and 2.14.1, 2.12.1 still has ``_is_dirty``); None dirty keys means "recompute everything".
+    CAN REMOVE when MIN_SUPPORTED >= (2, 13): keep only the ContextVar branch.
     """
     config: Any = sys.modules.get(CONFIG_MODULE)
     if config is None:
