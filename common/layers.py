@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import inspect
 import json
 import sys
 import types
@@ -300,6 +301,11 @@ def _clear_system_info_cache() -> None:
 
 
 def _npu_benchmark(self: Any, fn: Any, *, warmup: Any, rep: Any, **kwargs: Any) -> Any:
+    """COMPAT(>= 2.13): InductorBenchmarker.benchmark_gpu takes ``device_type`` and, without it, benchmarks on the
+    first available of GPU_BENCHMARK_DEVICE_TYPES (cuda, xpu, mtia), else "cuda": name the NPU, as upstream's own
+    cuda/xpu benchmarkers do. CAN REMOVE when MIN_SUPPORTED >= (2, 13): always pass device_type."""
+    if "device_type" in inspect.signature(self.benchmark_gpu).parameters:
+        kwargs.setdefault("device_type", DEVICE)
     return self.benchmark_gpu(fn, warmup=warmup, rep=rep, **kwargs)
 
 
