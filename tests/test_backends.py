@@ -241,6 +241,7 @@ def test_cpp_wrapper_two_pass_check_takes_the_gpu_branch_for_npu(fake_provider: 
         device_types = {"npu"}
         aot_mode = True
         cpp_wrapper = True
+        operations: list[Any] = []  # torch >= 2.13: CPU + AOTI looks for user-defined Triton kernels here
 
         def codegen(self) -> str:
             return "single pass"
@@ -348,6 +349,15 @@ def test_benchmarker_routes_npu_to_benchmark_gpu(fake_provider: Any) -> None:
     fake_self = types.SimpleNamespace(benchmark_gpu=lambda fn, **kw: calls.append((fn, kw)) or 1.5)
     assert registry["npu"](fake_self, "fn", warmup=3, rep=7) == 1.5
     assert calls == [("fn", {"warmup": 3, "rep": 7})]
+    # torch >= 2.13: a benchmark_gpu that takes the device type is told "npu" (it would default to cuda)
+    calls.clear()
+
+    def benchmark_gpu(fn: Any, device_type: Any = None, **kw: Any) -> float:
+        calls.append((fn, {"device_type": device_type, **kw}))
+        return 2.5
+
+    assert registry["npu"](types.SimpleNamespace(benchmark_gpu=benchmark_gpu), "fn", warmup=3, rep=7) == 2.5
+    assert calls == [("fn", {"device_type": "npu", "warmup": 3, "rep": 7})]
 
 
 def test_should_partition_consults_the_backend_hook(fake_provider: Any, fake_torch_npu: Any) -> None:
