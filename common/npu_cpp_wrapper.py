@@ -189,6 +189,16 @@ class CppWrapperNpu(gpu.CppWrapperGpu):  # type: ignore[misc]
         # torch has no cpp_wrapper/npu.h: the common wrapper header, then our own prelude (kernel_driver)
         return "#include <torch/csrc/inductor/cpp_wrapper/common.h>"
 
+    # COMPAT(>= 2.13): upstream asks for the JIT and the AOT include separately (both are written, one per buffer).
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 13): keep only these two, drop get_device_include_path.
+    @staticmethod
+    def get_device_include_path_jit(device: str) -> str:
+        return "#include <torch/csrc/inductor/cpp_wrapper/common.h>"
+
+    @staticmethod
+    def get_device_include_path_aot(device: str) -> str:
+        return "// AOTInductor packaging for NPU is not supported by npu_inductor_compat's C++ wrapper"
+
     def finalize_prefix(self) -> None:
         for call in self._triton_call_wrappers.values():
             if type(call) is gpu.DeferredTritonCallWrapper:

@@ -87,8 +87,9 @@ def test_kernel_metadata_reaches_the_npu_launch_and_the_cpp_compiles_against_the
         metadata,
         script=EXAMPLES / "flex_attention.py",
     )
-    if summary is not None and ((summary.get("header_check") or {}).get("error") or "").startswith("downloading"):
-        pytest.skip(f"torch_npu headers unavailable: {summary['header_check']['error']}")
+    unavailable = (summary or {}).get("header_check", {}).get("error") or ""
+    if unavailable.startswith(("downloading", "no torch_npu release")):  # offline, or no torch_npu for this torch
+        pytest.skip(f"torch_npu headers unavailable: {unavailable}")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert summary["kernel_metadata"]["workspace_size"] == 32
     assert summary["header_check"]["headers"] and all(

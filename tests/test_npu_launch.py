@@ -335,7 +335,7 @@ def test_the_header_check_fails_on_a_name_the_headers_do_not_declare(tmp_path: P
     from npu_inductor_compat.common.simulated import headers
 
     try:
-        (source,) = headers.torch_npu_headers("v2_12")
+        (source,) = headers.torch_npu_headers("2.12.1")
     except headers.HeaderCheckUnavailable as err:
         pytest.skip(f"torch_npu headers unavailable: {err}")
     good, bad = tmp_path / "good.cpp", tmp_path / "bad.cpp"

@@ -247,7 +247,7 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
         out = Path(args.out)
         _write(out, summary, capture.graphs, None if script_error is None else script_error["traceback"])
         if args.check_headers:
-            header_failures = _check_headers(out, summary, report["line"])
+            header_failures = _check_headers(out, summary, torch.__version__)
             (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     finally:
         deactivate()
@@ -271,13 +271,13 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
     return 1 if script_error is not None or capture.failed() or (args.check_headers and header_failures) else 0
 
 
-def _check_headers(out: Path, summary: dict[str, Any], line: str) -> int:
+def _check_headers(out: Path, summary: dict[str, Any], torch_version: str) -> int:
     """Compile each graph's C++ (as graph_<i>/wrapper_source.cpp) against torch's headers and every paired torch_npu
     release's; record the results in the summary; return how many graphs failed."""
     from npu_inductor_compat.common.simulated import headers
 
     try:
-        sources = headers.torch_npu_headers(line)
+        sources = headers.torch_npu_headers(torch_version)
     except headers.HeaderCheckUnavailable as err:
         summary["header_check"] = {"headers": [], "error": str(err)}
         return sum(1 for graph in summary["graphs"] if graph["wrapper"] == "cpp")

@@ -19,10 +19,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 INCLUDE_ENV = "NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE"
-# The torch_npu releases whose headers each version module's C++ is checked against. torch_npu has two 2.9 lines:
-# 2.9.0.post9 is the newest build; 2.9.1 (for torch 2.9.1, a higher version number, built months earlier) ships
-# ACL headers without aclrtLaunchKernelWithHostArgs and the aclrtBinary* loader the launch needs (an older CANN).
-PAIRED_TORCH_NPU = {"v2_7_1": ("2.7.1.post11",), "v2_9": ("2.9.0.post9",), "v2_12": ("2.12.0.post3",)}
+# The torch_npu release whose headers C++ generated on each torch minor is checked against: the newest build of the
+# matching torch_npu line that ships the ACL launch API (aclrtLaunchKernelWithHostArgs, aclrtBinaryLoadFromData).
+PAIRED_TORCH_NPU = {
+    "2.7": "2.7.1.post11",
+    "2.9": "2.9.0.post9",
+    "2.10": "2.10.0.post7",
+    "2.11": "2.11.0.post3",
+    "2.12": "2.12.0.post3",
+    "2.13": "2.13.0",
+    "2.14": "2.14.0",
+}
+# Lines with no such release (found by checking the wheels: `nox -s torch_npu_survey` downloads them).
+UNPAIRED = {
+    "2.8": "torch_npu 2.8.0.post5, the 2.8 line, ships ACL headers without aclrtLaunchKernelWithHostArgs and the "
+    "aclrtBinary* loader (an older CANN)",
+}
+# 2.9.1 (for torch 2.9.1, a higher version number than 2.9.0.post9 but built months earlier) lacks them too.
 
 
 class HeaderCheckUnavailable(RuntimeError):
@@ -72,8 +85,8 @@ def _wheel_headers(version: str) -> HeaderSource:
     return HeaderSource(target, f"torch_npu {version} wheel")
 
 
-def torch_npu_headers(line: str) -> list[HeaderSource]:
-    """The torch_npu header trees to check version module ``line``'s C++ against (downloading wheels if needed)."""
+def torch_npu_headers(torch_version: str) -> list[HeaderSource]:
+    """The torch_npu header trees to check C++ generated with ``torch_version`` against (downloading if needed)."""
     explicit = os.environ.get(INCLUDE_ENV)
     if explicit:
         if not (Path(explicit) / "torch_npu").is_dir():
@@ -82,9 +95,14 @@ def torch_npu_headers(line: str) -> list[HeaderSource]:
     installed = _installed_include()
     if installed is not None:
         return [HeaderSource(installed, f"installed torch_npu ({installed})")]
-    if line not in PAIRED_TORCH_NPU:
-        raise HeaderCheckUnavailable(f"no torch_npu release is paired with {line}; set {INCLUDE_ENV}")
-    return [_wheel_headers(version) for version in PAIRED_TORCH_NPU[line]]
+    from npu_inductor_compat.version import parse_release
+
+    minor = ".".join(map(str, parse_release(torch_version)[:2]))
+    if minor in UNPAIRED:
+        raise HeaderCheckUnavailable(f"no torch_npu release to check torch {minor}'s C++ against: {UNPAIRED[minor]}")
+    if minor not in PAIRED_TORCH_NPU:
+        raise HeaderCheckUnavailable(f"no torch_npu release is paired with torch {minor}; set {INCLUDE_ENV}")
+    return [_wheel_headers(PAIRED_TORCH_NPU[minor])]
 
 
 # COMPAT(>= 2.12): the C++ is quoted r"""...""" (r'''...''' before).
