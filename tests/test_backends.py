@@ -243,8 +243,11 @@ def test_cpp_wrapper_two_pass_check_takes_the_gpu_branch_for_npu(fake_provider: 
         cpp_wrapper = True
         operations: list[Any] = []  # torch >= 2.13: CPU + AOTI looks for user-defined Triton kernels here
 
-        def codegen(self) -> str:
-            return "single pass"
+        def validate_can_generate_cpp_wrapper(self) -> None:  # called first from torch 2.14
+            pass
+
+        def codegen(self) -> tuple[str, str]:
+            return ("single", "pass")
 
         def compile_to_module(self) -> Any:
             raise Reached
@@ -252,19 +255,23 @@ def test_cpp_wrapper_two_pass_check_takes_the_gpu_branch_for_npu(fake_provider: 
         def extract_real_inputs(self) -> Any:
             raise Reached
 
+        @property
+        def wrapper_code(self) -> Any:  # torch >= 2.14: the GPU branch (AOTI, lazy compile) reads it after codegen
+            raise Reached
+
     import torch._inductor.config as config
 
     original = GraphLowering.codegen_with_cpp_wrapper
     with config.patch({"triton.autotune_at_compile_time": False}):
-        assert original(FakeGraph()) == "single pass"  # upstream: npu is treated like cpu
+        assert original(FakeGraph()) == ("single", "pass")  # upstream: npu is treated like cpu
         npu_inductor_compat.activate(disable=["cpp-wrapper-workspace-locks"])  # it wraps the same method
         patched = GraphLowering.codegen_with_cpp_wrapper
         if "triton-cpp-wrapper-two-pass" in applied_ids():
             assert patched.__wrapped__ is original
             with pytest.raises(Reached):
-                patched(FakeGraph())  # the GPU branch: first pass compiles the Python wrapper
+                patched(FakeGraph())  # the GPU branch: a first pass, or (2.14) the GPU wrapper's lazy kernels
             FakeGraph.device_types = {"cpu"}
-            assert patched(FakeGraph()) == "single pass"
+            assert patched(FakeGraph()) == ("single", "pass")
     npu_inductor_compat.deactivate()
     assert GraphLowering.codegen_with_cpp_wrapper is original
 
@@ -280,6 +287,9 @@ def test_npu_graphs_get_the_npu_cpp_wrapper_and_autotune_at_compile_time(fake_pr
         device_types = {"npu"}
         aot_mode = False
         cpp_wrapper = True
+
+        def validate_can_generate_cpp_wrapper(self) -> None:  # called first from torch 2.14
+            pass
 
         def codegen(self) -> Any:
             return config.triton.autotune_at_compile_time
