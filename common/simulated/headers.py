@@ -124,7 +124,17 @@ def compile_command(source: Path, headers: HeaderSource) -> list[str]:
     # the ACL headers sit at include/acl in most wheels, only under include/third_party/acl/inc in some (2.9.1)
     acl = [path for path in (headers.include / "third_party" / "acl" / "inc",) if path.is_dir()]
     includes = [*include_paths(), sysconfig.get_paths()["include"], str(headers.include), *map(str, acl)]
-    return ["g++", "-std=c++17", "-fsyntax-only", "-w", *(f"-I{path}" for path in includes), str(source)]
+    return ["g++", _cpp_standard(), "-fsyntax-only", "-w", *(f"-I{path}" for path in includes), str(source)]
+
+
+def _cpp_standard() -> str:
+    """The C++ standard Inductor itself compiles wrappers with (c++17 up to torch 2.11, c++20 from 2.12)."""
+    try:
+        from torch._inductor.cpp_builder import _get_cpp_std_cflag
+
+        return "-" + _get_cpp_std_cflag()[0]
+    except (ImportError, AttributeError, IndexError):
+        return "-std=c++17"
 
 
 def check(source: Path, headers: HeaderSource) -> tuple[bool, str]:
