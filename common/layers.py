@@ -265,10 +265,15 @@ def _two_pass_knows_npu() -> bool:
     CAN REMOVE when MIN_SUPPORTED >= (2, 15): drop the triton-cpp-wrapper-two-pass record."""
     from torch._inductor.graph import GraphLowering
 
-    code = GraphLowering.codegen_with_cpp_wrapper.__code__
+    # upstream's method, under any replacement of ours (each keeps it as __wrapped__)
+    code = inspect.unwrap(GraphLowering.codegen_with_cpp_wrapper).__code__
     if _TWO_PASS_DEVICES in code.co_consts:
         return False
-    return any(isinstance(c, tuple) and DEVICE in c for c in code.co_consts) or "_uses_gpu_cpp_wrapper" in code.co_names
+    if any(isinstance(c, tuple) and DEVICE in c for c in code.co_consts):
+        return True
+    # 2.15 calls it inside a generator expression: a nested code object holds the name
+    codes = [code, *(c for c in code.co_consts if isinstance(c, types.CodeType))]
+    return any("_uses_gpu_cpp_wrapper" in c.co_names for c in codes)
 
 
 def _system_info_with_npu(provider: DeviceProvider) -> Callable[[Any], Any]:
