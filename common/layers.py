@@ -80,13 +80,33 @@ def _has_op_overrides() -> bool:
     return DEVICE in common.device_op_overrides_dict
 
 
+ATEN_DEVICE = "at::kPrivateUse1"
+
+
 def _has_device_to_aten() -> bool:
-    """COMPAT(>= 2.15): DEVICE_TO_ATEN is gone (device_to_aten() maps PrivateUse1 itself).
-    CAN REMOVE when MIN_SUPPORTED >= (2, 15): drop the npu-device-to-aten record."""
+    """COMPAT(>= 2.15): DEVICE_TO_ATEN is gone; device_to_aten() asks the device's op overrides for
+    aten_device_type(), and the "npu" overrides (a CUDADeviceOpOverrides subclass) inherit "at::kCUDA".
+    CAN REMOVE when MIN_SUPPORTED >= (2, 15): keep only the device_to_aten() change, or drop the record once the
+    npu op overrides answer aten_device_type() themselves."""
     from torch._inductor.codegen import cpp_utils
 
     table = getattr(cpp_utils, "DEVICE_TO_ATEN", None)
-    return table is None or DEVICE in table
+    if table is not None:
+        return DEVICE in table
+    from npu_inductor_compat.common.npu_codegen import NpuDeviceOpOverrides
+
+    try:
+        return bool(NpuDeviceOpOverrides("").aten_device_type() == ATEN_DEVICE)
+    except NotImplementedError:
+        return False
+
+
+def _npu_device_to_aten(original: Callable[[str], str]) -> Callable[[str], str]:
+    @wraps_original(original)
+    def device_to_aten(device_type: str) -> str:
+        return ATEN_DEVICE if device_type == DEVICE else original(device_type)
+
+    return device_to_aten
 
 
 def _has_interface() -> bool:
@@ -106,6 +126,7 @@ def _flex_accepts_npu(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def device_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
+    device_to_aten = _same_wrapper_for_every_consumer(_npu_device_to_aten)
     return (
         Patch(
             id="npu-device-op-overrides",
@@ -127,16 +148,25 @@ def device_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
         Patch(
             id="npu-device-to-aten",
             layer="device",
-            why="the C++ wrapper names the device through DEVICE_TO_ATEN: 'npu not found in DEVICE_TO_ATEN' otherwise",
-            upstream="torch/_inductor/codegen/cpp_utils.py DEVICE_TO_ATEN (torch <= 2.14)",
-            remove_when="MIN_SUPPORTED >= (2, 15): upstream maps PrivateUse1 devices itself",
+            why=(
+                "the C++ wrapper names the device's ATen type: 'npu not found in DEVICE_TO_ATEN' (torch <= 2.14), "
+                "or at::kCUDA from the CUDA-derived npu op overrides (2.15 device_to_aten)"
+            ),
+            upstream="torch/_inductor/codegen/cpp_utils.py DEVICE_TO_ATEN (<= 2.14), device_to_aten() (2.15)",
+            remove_when="MIN_SUPPORTED >= (2, 15) and the npu op overrides answer aten_device_type()",
             changes=(
                 Change(
                     "torch._inductor.codegen.cpp_utils:DEVICE_TO_ATEN",
-                    constant("at::kPrivateUse1"),
+                    constant(ATEN_DEVICE),
                     kind="dict_item",
                     key=DEVICE,
                     must_exist=False,
+                    optional=True,
+                ),
+                # 2.15: the consumer imported it by name (first, so it wraps upstream's function, not ours)
+                *(
+                    Change(f"torch._inductor.codegen.{module}:device_to_aten", device_to_aten, optional=True)
+                    for module in ("cpp_wrapper_cpu", "cpp_utils")
                 ),
             ),
             upstream_has_fix=_has_device_to_aten,

@@ -341,6 +341,11 @@ def test_device_to_aten_and_interface(fake_provider: Any) -> None:
     npu_inductor_compat.activate()
     if hasattr(cpp_utils, "DEVICE_TO_ATEN"):
         assert cpp_utils.DEVICE_TO_ATEN["npu"] == "at::kPrivateUse1"
+    else:  # torch >= 2.15: what the C++ wrapper calls, under both names it is looked up by
+        from torch._inductor.codegen import cpp_wrapper_cpu
+
+        assert cpp_utils.device_to_aten("npu") == cpp_wrapper_cpu.device_to_aten("npu") == "at::kPrivateUse1"
+        assert cpp_utils.device_to_aten("cpu") == "at::kCPU"
     assert get_interface_for_device("npu").__name__ == "FakeNpuInterface"
     npu_inductor_compat.deactivate()
     with pytest.raises(NotImplementedError):

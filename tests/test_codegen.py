@@ -71,6 +71,8 @@ def test_cpp_wrapper_is_generated_for_both_graphs(tmp_path: Path) -> None:
     ]
     source = (tmp_path / "out" / "graph_0" / "wrapper.cpp").read_text()
     assert 'Generated for device "npu"' in source and summary["graphs"][0]["kernels"][0] in source
+    # buffers are allocated on the npu device (2.15's device_to_aten would answer CUDA's type without our record)
+    assert "cached_torch_device_type_privateuse1" in source and "cached_torch_device_type_cuda" not in source
 
 
 def test_kernel_metadata_reaches_the_npu_launch_and_the_cpp_compiles_against_the_paired_torch_npu_headers(
