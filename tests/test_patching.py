@@ -21,7 +21,8 @@ from npu_inductor_compat.patching import (
 STATIC = "torch._dynamo.device_interface:DeviceInterface.get_raw_stream"
 CLASSMETHOD = "torch._inductor.codecache:CudaKernelParamCache.set"
 GPU_TYPES = "torch._inductor.utils:GPU_TYPES"
-DEVICE_TO_ATEN = "torch._inductor.codegen.cpp_utils:DEVICE_TO_ATEN"
+# a module-level dict on every torch line (DEVICE_TO_ATEN, used before, is gone in 2.15)
+DTYPE_TO_CPP = "torch._inductor.codegen.cpp_utils:DTYPE_TO_CPP"
 
 
 def record(patch_id: str, *changes: Change, **kw: Any) -> Patch:
@@ -47,8 +48,8 @@ def snapshot() -> dict[str, Any]:
         "classmethod": CudaKernelParamCache.__dict__["set"],
         "gpu_types": list(utils.GPU_TYPES),
         "gpu_types_obj": utils.GPU_TYPES,
-        "aten": dict(cpp_utils.DEVICE_TO_ATEN),
-        "aten_obj": cpp_utils.DEVICE_TO_ATEN,
+        "dict-item": dict(cpp_utils.DTYPE_TO_CPP),
+        "dict_obj": cpp_utils.DTYPE_TO_CPP,
         "new_attr": "npu_compat_test_attr" in vars(utils),
     }
 
@@ -57,7 +58,7 @@ def assert_same(before: dict[str, Any], after: dict[str, Any]) -> None:
     assert after["static"] is before["static"]
     assert after["classmethod"] is before["classmethod"]
     assert after["gpu_types_obj"] is before["gpu_types_obj"] and after["gpu_types"] == before["gpu_types"]
-    assert after["aten_obj"] is before["aten_obj"] and after["aten"] == before["aten"]
+    assert after["dict_obj"] is before["dict_obj"] and after["dict-item"] == before["dict-item"]
     assert after["new_attr"] == before["new_attr"]
 
 
@@ -67,7 +68,7 @@ def real_patches() -> list[Patch]:
         record("classmethod", Change(CLASSMETHOD, wrap)),
         record("gpu-types", Change(GPU_TYPES, constant("npu"), kind="list_item")),
         record(
-            "aten", Change(DEVICE_TO_ATEN, constant("at::kPrivateUse1"), kind="dict_item", key="npu", must_exist=False)
+            "dict-item", Change(DTYPE_TO_CPP, constant("npu_scalar_t"), kind="dict_item", key="npu", must_exist=False)
         ),
         record("new-attr", Change("torch._inductor.utils:npu_compat_test_attr", constant(42), must_exist=False)),
     ]
@@ -82,14 +83,14 @@ def test_apply_undo_apply_restores_identical_objects() -> None:
     journal = Journal()
     for _ in range(2):
         applied = journal.apply(real_patches())
-        assert [p.id for p in applied] == ["static", "classmethod", "gpu-types", "aten", "new-attr"]
+        assert [p.id for p in applied] == ["static", "classmethod", "gpu-types", "dict-item", "new-attr"]
         # staticmethod/classmethod-ness survives: we replaced the raw function, read through __dict__
         assert not isinstance(DeviceInterface.__dict__["get_raw_stream"], staticmethod)
         assert DeviceInterface.__dict__["get_raw_stream"].__wrapped__ is before["static"]
         assert CudaKernelParamCache.__dict__["set"].__wrapped__ is before["classmethod"]
         assert utils.GPU_TYPES.count("npu") == 1
         assert utils.npu_compat_test_attr == 42  # type: ignore[attr-defined]
-        assert journal.undo() == ["new-attr", "aten", "gpu-types", "classmethod", "static"]
+        assert journal.undo() == ["new-attr", "dict-item", "gpu-types", "classmethod", "static"]
         assert_same(before, snapshot())
         assert journal.applied() == []
 
@@ -175,7 +176,7 @@ def test_missing_target_names_patch_and_target() -> None:
     with pytest.raises(PatchTargetMissing, match="patch 'gone2'.*NoSuchClass"):
         journal.apply([record("gone2", Change("torch._inductor.utils:NoSuchClass.attr", constant(1)))])
     with pytest.raises(PatchTargetMissing, match="key 'npu' missing"):
-        journal.apply([record("gone3", Change(DEVICE_TO_ATEN, constant(1), kind="dict_item", key="npu"))])
+        journal.apply([record("gone3", Change(DTYPE_TO_CPP, constant(1), kind="dict_item", key="npu"))])
 
 
 def test_non_patch_errors_are_wrapped_with_the_id() -> None:
