@@ -34,6 +34,7 @@ PAIRED_TORCH_NPU = {
 UNPAIRED = {
     "2.8": "torch_npu 2.8.0.post5, the 2.8 line, ships ACL headers without aclrtLaunchKernelWithHostArgs and the "
     "aclrtBinary* loader (an older CANN)",
+    "2.15": "torch_npu has no release for torch 2.15 yet (the newest line is 2.14.0)",
 }
 # 2.9.1 (for torch 2.9.1, a higher version number than 2.9.0.post9 but built months earlier) lacks them too.
 
