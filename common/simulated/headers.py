@@ -133,7 +133,7 @@ def _cpp_standard() -> str:
     try:
         from torch._inductor.cpp_builder import _get_cpp_std_cflag
 
-        return "-" + _get_cpp_std_cflag()[0]
+        return f"-{_get_cpp_std_cflag()[0]}"
     except (ImportError, AttributeError, IndexError):
         return "-std=c++17"
 
