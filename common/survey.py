@@ -20,6 +20,7 @@ import ast
 import dataclasses
 import email.parser
 import functools
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -859,7 +860,13 @@ def cached_wheel(spec: str, cache: Path) -> Path | None:
 
 
 def _pip() -> list[str]:
-    if importlib.util.find_spec("pip") is not None:
+    # Asked of the distribution metadata: importlib.util.find_spec("pip") would run setuptools' distutils hack,
+    # which then breaks any later `import setuptools` (torch.utils.cpp_extension) in this process when pip is absent.
+    try:
+        importlib.metadata.version("pip")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    else:
         return [sys.executable, "-m", "pip"]
     for name in ("pip3", "pip"):
         found = shutil.which(name)

@@ -432,3 +432,10 @@ def test_released_torch_npu_findings(version: str) -> None:
     assert fix(report, "cpp-wrapper-workspace-locks")["notes"] == expected["lock_init"]
     assert {item["id"] for item in report.hooks if item["status"] == "missing"} == expected["missing"]
     assert {hook_id: hook(report, hook_id)["found"] for hook_id in expected["layouts"]} == expected["layouts"]
+
+
+def test_finding_pip_leaves_setuptools_importable(run_python: Any) -> None:
+    """Looking for pip with importlib.util.find_spec ran setuptools' distutils hack, after which importing
+    torch.utils.cpp_extension (setuptools) failed in the same process whenever pip was not installed there."""
+    done = run_python("from npu_inductor_compat.common import survey; survey._pip(); import setuptools; print('ok')")
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
