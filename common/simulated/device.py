@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 DEVICE = "npu"
-DEVICE_COUNT = 1
+DEVICE_COUNT = 2  # device_ext.cpp kDeviceCount
 EXTENSION_SOURCE = Path(__file__).with_name("device_ext.cpp")
 _DEFAULT_PRIVATEUSE1_NAME = "privateuseone"
 _MARK = SIMULATED_MARK  # set on the torch.npu module this file registers
@@ -217,11 +217,11 @@ def _ensure() -> SimulatedNpu:
 
 # ------------------------------------------------------------------------------------------------ device API
 def _device_index(device: Any = None, *, optional: bool = True) -> int:
-    """Index of an "npu" device given as None, an int, "npu" / "npu:N", or a torch.device; only 0 exists."""
+    """Index of an "npu" device given as None (the current one), an int, "npu" / "npu:N", or a torch.device."""
     if device is None:
         if not optional:
             raise ValueError("npu_inductor_compat: a device is required")
-        return 0
+        return current_device()
     index: int | None
     if isinstance(device, torch.device):
         if device.type != DEVICE:
@@ -237,9 +237,11 @@ def _device_index(device: Any = None, *, optional: bool = True) -> int:
     else:
         raise TypeError(f"npu_inductor_compat: cannot read a device index from {device!r}")
     if index is None or index == -1:
-        return 0
+        return current_device()
     if not 0 <= index < DEVICE_COUNT:
-        raise ValueError(f"npu_inductor_compat: invalid {DEVICE} device index {index} (the simulated NPU has 1)")
+        raise ValueError(
+            f"npu_inductor_compat: invalid {DEVICE} device index {index} (the simulated NPU has {DEVICE_COUNT})"
+        )
     return index
 
 
@@ -264,17 +266,18 @@ def device_count() -> int:
 
 
 def current_device() -> int:
-    return 0
+    return int(_ensure().extension.current_device())
 
 
 def set_device(device: Any) -> None:
-    _device_index(device, optional=False)
+    _ensure().extension.set_device(_device_index(device, optional=False))
 
 
 def _exchange_device(device: int) -> int:
+    previous = current_device()
     if device >= 0:
-        _device_index(device)
-    return 0
+        set_device(device)
+    return previous
 
 
 def _maybe_exchange_device(device: int) -> int:
@@ -286,7 +289,7 @@ def synchronize(device: Any = None) -> None:
 
 
 class device:
-    """Context manager selecting an "npu" device (there is one, so it only validates)."""
+    """Context manager selecting an "npu" device for the block."""
 
     def __init__(self, device: Any) -> None:
         self.idx = -1 if device is None else _device_index(device)

@@ -43,7 +43,8 @@
 namespace simnpu {
 
 constexpr c10::DeviceType kDevice = c10::DeviceType::PrivateUse1;
-constexpr c10::DeviceIndex kDeviceCount = 1;
+// Two devices, so tests can see that work lands on the tensor's device (an Ascend server has several).
+constexpr c10::DeviceIndex kDeviceCount = 2;
 
 thread_local c10::DeviceIndex current_device_index = 0;
 
@@ -52,7 +53,7 @@ c10::DeviceIndex checked_index(c10::DeviceIndex index) {
     return current_device_index;
   }
   TORCH_CHECK(index < kDeviceCount, "simulated npu: invalid device index ", static_cast<int>(index),
-              " (the simulated npu has ", static_cast<int>(kDeviceCount), " device)");
+              " (the simulated npu has ", static_cast<int>(kDeviceCount), " devices)");
   return index;
 }
 
@@ -136,6 +137,7 @@ at::Tensor empty_memory_format(at::IntArrayRef size, std::optional<at::ScalarTyp
                                std::optional<at::MemoryFormat> memory_format_opt) {
   TORCH_CHECK(!layout_opt.has_value() || *layout_opt == at::kStrided, "simulated npu: only strided tensors");
   check_device_arg(device_opt);
+  const c10::OptionalDeviceGuard guard(device_opt);  // the allocator tags memory with the current device
   const c10::DispatchKeySet keys(c10::DispatchKey::PrivateUse1);
   return at::detail::empty_generic(size, &host_allocator, keys, c10::dtype_or_default(dtype_opt),
                                    memory_format_opt);
@@ -146,6 +148,7 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, std::opti
                          std::optional<bool> pin_memory_opt) {
   TORCH_CHECK(!layout_opt.has_value() || *layout_opt == at::kStrided, "simulated npu: only strided tensors");
   check_device_arg(device_opt);
+  const c10::OptionalDeviceGuard guard(device_opt);  // the allocator tags memory with the current device
   const c10::DispatchKeySet keys(c10::DispatchKey::PrivateUse1);
   return at::detail::empty_strided_generic(size, stride, &host_allocator, keys, c10::dtype_or_default(dtype_opt));
 }
@@ -208,7 +211,7 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 
 // ------------------------------------------------------------------------------------------------ device guard
-// One device, one (default) stream; work is synchronous, so every stream/event query is "done". Events record a
+// One (default) stream per device; work is synchronous, so every stream/event query is "done". Events record a
 // host timestamp so elapsed_time() measures something real.
 using Clock = std::chrono::steady_clock;
 
@@ -406,4 +409,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("memory_allocated", []() { return simnpu::live_bytes.load(); }, "Bytes held by live simulated-npu tensors");
   m.def("max_memory_allocated", []() { return simnpu::peak_bytes.load(); }, "Peak of memory_allocated()");
   m.def("device_count", []() { return static_cast<int64_t>(simnpu::kDeviceCount); });
+  m.def("current_device", []() { return static_cast<int64_t>(simnpu::current_device_index); },
+        "This thread's current simulated npu device");
+  m.def("set_device", [](int64_t index) { simnpu::current_device_index = simnpu::checked_index(index); },
+        "Make `index` this thread's current simulated npu device");
 }
