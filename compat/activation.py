@@ -128,12 +128,16 @@ def activate(backend: str | None = None, *, disable: Iterable[str] = ()) -> dict
             decisions[:] = [_decide(record, line, disabled, journal) for record in (*plan.layers, *records)]
             return [decision.record for decision in decisions if decision.status == "applied"]
 
+        def upstream_has() -> set[str]:  # a requirement upstream already meets needs no record of ours
+            return {decision.record.id for decision in decisions if decision.status == "not needed"}
+
         if _state.active and (plan.backend, disabled) == (_state.backend, _state.disabled):
-            journal.apply(decide())  # same selection: idempotent, already-applied records stay as they are
+            # same selection: idempotent, already-applied records stay as they are
+            journal.apply(decide(), satisfied=upstream_has())
         else:
             # A new selection is decided on torch without our earlier changes (a probe must see upstream, not us),
             # so everything is undone first, and put back exactly if the new activation fails.
-            journal.transition([patch.id for patch in journal.applied()], decide)
+            journal.transition([patch.id for patch in journal.applied()], decide, satisfied=upstream_has)
         _state.active = True
         _state.disabled = disabled
         _state.backend = plan.backend

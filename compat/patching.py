@@ -109,6 +109,9 @@ class Patch:
     upstream_has_fix: Callable[[], bool] | None = None
     # Run after the changes are applied and after they are undone (e.g. clearing a cache that saw the old value).
     refresh: Callable[[], None] | None = None
+    # Ids of records this one is useless or harmful without (e.g. a launch that reads what another record stores):
+    # the journal refuses to apply it unless each is applied, in the same batch, or declared satisfied.
+    requires: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.id or not self.id.replace("-", "").replace("_", "").isalnum():
@@ -118,6 +121,8 @@ class Patch:
         for text, name in ((self.why, "why"), (self.upstream, "upstream"), (self.remove_when, "remove_when")):
             if not text.strip():
                 raise ValueError(f"patch {self.id!r} needs a non-empty {name!r}")
+        if self.id in self.requires:
+            raise ValueError(f"patch {self.id!r} cannot require itself")
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -328,9 +333,21 @@ class Journal:
         with self._lock:
             return list(self._applied.values())
 
-    def apply(self, patches: Iterable[Patch]) -> list[Patch]:
-        """Apply each patch not yet applied, in order; all or nothing. Returns the newly applied patches."""
+    def apply(self, patches: Iterable[Patch], *, satisfied: Iterable[str] = ()) -> list[Patch]:
+        """Apply each patch not yet applied, in order; all or nothing. Returns the newly applied patches.
+
+        A patch whose ``requires`` are neither applied, in this batch, nor ``satisfied`` (e.g. upstream already has
+        them) is refused before anything is applied."""
         with self._lock:
+            patches = list(patches)
+            present = set(self._applied) | {patch.id for patch in patches} | set(satisfied)
+            for patch in patches:
+                absent = [needed for needed in patch.requires if needed not in present]
+                if absent:
+                    raise PatchError(
+                        f"patch {patch.id!r} requires {', '.join(map(repr, absent))}, which would not be applied: "
+                        f"{patch.id!r} cannot work without it. Disable both or neither."
+                    )
             start = len(self._entries)
             done: list[Patch] = []
             failed = "<none>"
@@ -366,11 +383,16 @@ class Journal:
             _refresh_quietly(patch)
 
     def transition(
-        self, undo_ids: Iterable[str], patches: Iterable[Patch] | Callable[[], Iterable[Patch]]
+        self,
+        undo_ids: Iterable[str],
+        patches: Iterable[Patch] | Callable[[], Iterable[Patch]],
+        *,
+        satisfied: Callable[[], Iterable[str]] = tuple,
     ) -> list[Patch]:
         """Undo ``undo_ids`` then apply ``patches``, atomically: on failure the undone patches come back exactly.
 
-        ``patches`` may be a callable, evaluated after the undo (so it can probe torch without our earlier changes).
+        ``patches`` may be a callable, evaluated after the undo (so it can probe torch without our earlier changes);
+        ``satisfied`` is called after it (requirements upstream already meets, see ``apply``).
         """
         with self._lock:
             wanted = set(undo_ids) & set(self._applied)
@@ -378,7 +400,8 @@ class Journal:
             kept_patches = [patch for patch in self._applied.values() if patch.id in wanted]
             self.undo(wanted)
             try:
-                return self.apply(patches() if callable(patches) else patches)
+                chosen = list(patches() if callable(patches) else patches)
+                return self.apply(chosen, satisfied=satisfied())
             except BaseException:
                 # apply() already rolled itself back; put the previous state back with the very same objects.
                 for entry in kept_entries:
