@@ -1,21 +1,28 @@
 """Launch metadata triton-ascend records per compiled kernel, read and validated before it can reach generated C++.
 
-Fields (absent means 0 / False): ``workspace_size`` (bytes per launched block), ``lock_num`` (int64 lock slots,
-triton-ascend < 3.6), ``sync_block_lock_layout`` (3.6: packed lock counts, low 32 bits ordered locks, high 32 bits
-unordered locks), ``lock_init_val`` (falling back to ``lock_init_value``, the name triton-ascend 3.2.0's own driver
-reads), ``mix_mode`` (e.g. "aiv", "aic", "mix"), ``auto_tile_and_bind_subblock`` and ``force_simt_only``.
-Metadata may be an object (``bin.metadata``) or a dict. These values are printed into C++: anything that is not a
-non-negative integer in range (or a bool where a flag is meant) is an error naming the kernel and the field.
+Fields (absent means 0 / "" / False): ``workspace_size`` (bytes per block of the grid), ``lock_num`` (int64 lock
+slots, triton-ascend < 3.6), ``sync_block_lock_layout`` (3.6: packed lock counts, low 32 bits ordered locks, high
+32 bits unordered locks), ``lock_init_val`` (falling back to ``lock_init_value``, the name triton-ascend 3.2.0's own
+driver reads), ``mix_mode`` (e.g. "aiv", "aic", "mix"), ``auto_tile_and_bind_subblock``, the pure-SIMT flag under
+both names the released lines use (``force_simt_only``; ``is_pure_simt`` in newer triton-ascend), ``parallel_mode``
+("simd", "simt", ...), ``shared_mem_dynamic_size`` (the dynamic unified-buffer bytes a SIMT kernel is launched with;
+216 KiB for a SIMT kernel whose metadata has none, as triton-ascend 3.2.0 launches them) and
+``has_auto_blockify_blacklist_op`` (torch_npu: never cap this kernel's blocks).
+Metadata may be an object (``bin.metadata``) or a dict. These values are printed into C++: each is converted to a
+plain ``int``/``str``/``bool`` first, and anything that is not a non-negative integer in range (or a bool where a
+flag is meant, an identifier where a mode is meant) is an error naming the kernel and the field.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 CACHE_LINE_BYTES = 64  # one lock: 8 x int64
+LEGACY_SIMT_UNIFIED_BUFFER = 216 * 1024  # what triton-ascend 3.2.0 launches SIMT kernels with, recording no size
 INT64_BYTES = 8
 
 # Upper bounds keep every derived size inside int64 arithmetic in the generated C++ (which also checks overflow).
@@ -24,6 +31,7 @@ LIMITS = {
     "lock_num": 1 << 31,
     "sync_block_lock_layout": 1 << 64,
     "lock_init_val": 1 << 63,
+    "shared_mem_dynamic_size": 1 << 32,  # ACL's aclrtLaunchKernelAttrValue.dynUBufSize is a uint32_t
 }
 MODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # used with fullmatch: "$" would let a trailing newline through
 
@@ -46,6 +54,8 @@ def _integer(kernel: str, name: str, value: Any) -> int:
             f"kernel {kernel!r}: metadata field {name!r} must be a non-negative integer, got {value!r} "
             f"({type(value).__name__})"
         )
+    # A plain int before anything else: a subclass could answer comparisons or formatting with other text.
+    value = int.__int__(value)
     if not 0 <= value < LIMITS[name]:
         raise KernelMetadataError(
             f"kernel {kernel!r}: metadata field {name!r} = {value} is out of range [0, {LIMITS[name]})"
@@ -60,6 +70,18 @@ def _flag(kernel: str, name: str, value: Any) -> bool:
         raise KernelMetadataError(
             f"kernel {kernel!r}: metadata field {name!r} must be a bool, got {value!r} ({type(value).__name__})"
         )
+    return value is True
+
+
+def _mode(kernel: str, name: str, value: Any, examples: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        value = str.__str__(value)  # a plain str: a subclass's __format__ would decide the C++ text otherwise
+    if not isinstance(value, str) or (value and not MODE.fullmatch(value)):
+        raise KernelMetadataError(
+            f"kernel {kernel!r}: metadata field {name!r} must be an identifier such as {examples}, got {value!r}"
+        )
     return value
 
 
@@ -73,6 +95,26 @@ class KernelLaunchMetadata:
     mix_mode: str = ""
     auto_tile_and_bind_subblock: bool = False
     force_simt_only: bool = False
+    is_pure_simt: bool = False
+    parallel_mode: str = ""
+    shared_mem_dynamic_size: int = 0
+    has_auto_blockify_blacklist_op: bool = False
+
+    @property
+    def pure_simt(self) -> bool:
+        """A pure-SIMT kernel takes neither the lock nor the workspace pointer (both names of the flag)."""
+        return self.force_simt_only or self.is_pure_simt
+
+    @property
+    def simt(self) -> bool:
+        """Launched with a dynamic unified buffer: pure SIMT, or a parallel mode with SIMT in it (triton-ascend
+        driver.py and torch_npu cpp_wrapper_npu.py: ``"simt" in parallel_mode or force_simt_only``)."""
+        return self.pure_simt or "simt" in self.parallel_mode
+
+    @property
+    def vector_cores(self) -> bool:
+        """Whether the kernel runs on vector cores (mix_mode "aiv") rather than AI cores."""
+        return self.mix_mode == "aiv"
 
     @property
     def ordered_locks(self) -> int:
@@ -84,11 +126,11 @@ class KernelLaunchMetadata:
 
     @property
     def uses_workspace(self) -> bool:
-        return self.workspace_size > 0 and not self.force_simt_only
+        return self.workspace_size > 0 and not self.pure_simt
 
     @property
     def uses_locks(self) -> bool:
-        return (self.lock_num > 0 or self.sync_block_lock_layout > 0) and not self.force_simt_only
+        return (self.lock_num > 0 or self.sync_block_lock_layout > 0) and not self.pure_simt
 
     def participants(self, blocks: int) -> int:
         """Blocks taking part in an unordered lock: the launched blocks, twice in mix mode with sub-block binding."""
@@ -120,6 +162,10 @@ FIELDS = (
     "mix_mode",
     "auto_tile_and_bind_subblock",
     "force_simt_only",
+    "is_pure_simt",
+    "parallel_mode",
+    "shared_mem_dynamic_size",
+    "has_auto_blockify_blacklist_op",
 )
 
 
@@ -128,22 +174,46 @@ def read_launch_metadata(kernel: str, metadata: Any) -> KernelLaunchMetadata:
     init = _field(metadata, "lock_init_val")
     if init is None:
         init = _field(metadata, "lock_init_value")  # triton-ascend 3.2.0's driver reads this name
-    mode = _field(metadata, "mix_mode")
-    if mode is None:
-        mode = ""
-    if not isinstance(mode, str) or (mode and not MODE.fullmatch(mode)):
-        raise KernelMetadataError(
-            f"kernel {kernel!r}: metadata field 'mix_mode' must be an identifier such as 'aiv' or 'mix', got {mode!r}"
-        )
-    return KernelLaunchMetadata(
+    found = KernelLaunchMetadata(
         kernel=kernel,
         workspace_size=_integer(kernel, "workspace_size", _field(metadata, "workspace_size")),
         lock_num=_integer(kernel, "lock_num", _field(metadata, "lock_num")),
         sync_block_lock_layout=_integer(kernel, "sync_block_lock_layout", _field(metadata, "sync_block_lock_layout")),
         lock_init_val=_integer(kernel, "lock_init_val", init),
-        mix_mode=mode,
+        mix_mode=_mode(kernel, "mix_mode", _field(metadata, "mix_mode"), "'aiv' or 'mix'"),
         auto_tile_and_bind_subblock=_flag(
             kernel, "auto_tile_and_bind_subblock", _field(metadata, "auto_tile_and_bind_subblock")
         ),
         force_simt_only=_flag(kernel, "force_simt_only", _field(metadata, "force_simt_only")),
+        is_pure_simt=_flag(kernel, "is_pure_simt", _field(metadata, "is_pure_simt")),
+        parallel_mode=_mode(kernel, "parallel_mode", _field(metadata, "parallel_mode"), "'simd' or 'simt'"),
+        shared_mem_dynamic_size=_integer(
+            kernel, "shared_mem_dynamic_size", _field(metadata, "shared_mem_dynamic_size")
+        ),
+        has_auto_blockify_blacklist_op=_flag(
+            kernel, "has_auto_blockify_blacklist_op", _field(metadata, "has_auto_blockify_blacklist_op")
+        ),
     )
+    if found.simt and _field(metadata, "shared_mem_dynamic_size") is None:
+        # triton-ascend 3.2.0 records no size and launches every SIMT kernel with 216 KiB (its driver.py:
+        # cfgInfo.localMemorySize = 216 * 1024); later releases always record it (NPUOptions.shared_mem_dynamic_size)
+        found = dataclasses.replace(found, shared_mem_dynamic_size=LEGACY_SIMT_UNIFIED_BUFFER)
+    return found
+
+
+class LaunchMetadataMissing(KernelMetadataError):
+    """A kernel's saved params carry no launch metadata: it was never recorded (unknown is not zero)."""
+
+
+def read_saved_launch_metadata(kernel: str, params: Mapping[str, Any]) -> KernelLaunchMetadata:
+    """The launch metadata ``autotuner-kernel-metadata`` stored in a kernel's saved params. Params without it mean
+    the metadata was never recorded, which is an error naming the kernel: launching with no workspace and no locks
+    because nothing was written down would corrupt memory on a kernel that needs them."""
+    absent = [name for name in FIELDS if name not in params]
+    if absent:
+        raise LaunchMetadataMissing(
+            f"kernel {kernel!r}: its launch metadata was never recorded (saved params lack {', '.join(absent)}); "
+            "the NPU C++ launch needs workspace and lock sizes from the compiler, which fix "
+            "'autotuner-kernel-metadata' copies into the params when the kernel is saved. Is it disabled?"
+        )
+    return read_launch_metadata(kernel, params)

@@ -148,9 +148,70 @@ def test_whatever_the_metadata_the_launch_text_only_carries_validated_values(fie
         return
     text = render_launch(meta, "k", [])
     allowed = {str(value) for value in (meta.workspace_size, meta.lock_num, meta.lock_init_val)}
+    allowed |= {str(meta.shared_mem_dynamic_size)}
     allowed |= {str(meta.ordered_locks * 8), str(meta.unordered_locks), str(meta.participants(1))}
-    allowed |= {"0", "1", "2", "8", "32"}  # the template's own constants (grid axes, slot sizes, int32_t)
+    allowed |= {"0", "1", "2", "4", "8", "32"}  # the template's own constants (grid axes, alignments, int32_t)
     literals = set(re.findall(r"(?<![\w.])(\d+)(?:ULL|LL)?\b", text.split("\n", 1)[1]))  # past the comment line
     assert literals <= allowed, literals - allowed
     if meta.mix_mode:
         assert MODE.fullmatch(meta.mix_mode)
+
+
+class _Hostile(str):
+    def __format__(self, spec: str) -> str:
+        return "aiv\n#error injected"
+
+    def __str__(self) -> str:
+        return "aiv\n#error injected"
+
+
+class _HostileInt(int):
+    def __format__(self, spec: str) -> str:
+        return '1; system("x")'
+
+    def __lt__(self, other: Any) -> bool:
+        return True
+
+
+def test_subclasses_reach_the_launch_text_as_plain_values() -> None:
+    """A str or int subclass passes the type checks, but its own formatting never reaches the C++."""
+    from npu_inductor_compat.common.npu_launch import render_launch
+
+    meta = read_launch_metadata("k", {"mix_mode": _Hostile("aiv"), "workspace_size": _HostileInt(64)})
+    assert type(meta.mix_mode) is str and type(meta.workspace_size) is int
+    text = render_launch(meta, "k", [])
+    assert "#error" not in text and "system" not in text and "mul(64ULL" in text
+
+
+def test_simt_fields_under_every_released_name() -> None:
+    pure = read_launch_metadata("k", {"is_pure_simt": True, "shared_mem_dynamic_size": 122880, "lock_num": 2})
+    old = read_launch_metadata("k", {"force_simt_only": True, "shared_mem_dynamic_size": 1, "workspace_size": 8})
+    for meta in (pure, old):
+        assert meta.pure_simt and meta.simt and not meta.uses_locks and not meta.uses_workspace
+    mixed = read_launch_metadata("k", {"parallel_mode": "simt", "shared_mem_dynamic_size": 4096, "lock_num": 1})
+    assert mixed.simt and not mixed.pure_simt and mixed.uses_locks
+    assert not read_launch_metadata("k", {"parallel_mode": "simd"}).simt
+
+
+@pytest.mark.parametrize("fields", [{"is_pure_simt": True}, {"force_simt_only": True}, {"parallel_mode": "simt"}])
+def test_a_simt_kernel_without_a_recorded_size_gets_what_its_launcher_used(fields: dict[str, Any]) -> None:
+    """triton-ascend 3.2.0 records no size and launches SIMT kernels with 216 KiB; a non-SIMT kernel gets none."""
+    assert read_launch_metadata("k", fields).shared_mem_dynamic_size == 216 * 1024
+    assert read_launch_metadata("k", {"parallel_mode": "simd"}).shared_mem_dynamic_size == 0
+
+
+@pytest.mark.parametrize("value", [1 << 32, -1, 1.5, "4096"])
+def test_the_unified_buffer_size_fits_acls_uint32(value: Any) -> None:
+    with pytest.raises(KernelMetadataError, match="shared_mem_dynamic_size"):
+        read_launch_metadata("k", {"parallel_mode": "simt", "shared_mem_dynamic_size": value})
+
+
+def test_params_without_recorded_metadata_are_an_error_naming_the_kernel_never_zeros() -> None:
+    from npu_inductor_compat.common.kernel_metadata import FIELDS, LaunchMetadataMissing, read_saved_launch_metadata
+
+    params = {"mangled_name": "triton_poi_0", "def_args": []}  # what upstream's save_gpu_kernel stores alone
+    with pytest.raises(LaunchMetadataMissing, match=r"kernel 'triton_poi_0': its launch metadata was never recorded"):
+        read_saved_launch_metadata("triton_poi_0", params)
+    saved = {**params, **KernelLaunchMetadata(kernel="triton_poi_0", workspace_size=256).as_params()}
+    assert set(FIELDS) <= set(saved)
+    assert read_saved_launch_metadata("triton_poi_0", saved).workspace_size == 256

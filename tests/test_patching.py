@@ -264,3 +264,34 @@ def test_bad_change_target_is_refused() -> None:
 
 def test_absent_sentinel_is_falsy_and_unique() -> None:
     assert not ABSENT and repr(ABSENT) == "ABSENT" and type(ABSENT)() is ABSENT
+
+
+def test_a_record_is_refused_without_the_record_it_requires_and_nothing_is_applied() -> None:
+    """Unknown is never zero: a launch that reads what another record stores must not be applied alone."""
+    before = snapshot()
+    store = record("store-metadata", Change(STATIC, wrap))
+    launch = record("launch-from-metadata", Change(CLASSMETHOD, wrap), requires=("store-metadata",))
+    journal = Journal()
+    with pytest.raises(PatchError, match=r"'launch-from-metadata' requires 'store-metadata'.*Disable both or neither"):
+        journal.apply([launch])
+    assert journal.applied() == []
+    assert_same(before, snapshot())
+    # satisfied elsewhere (upstream already does it), in the same batch, or applied earlier: accepted
+    other = Journal()
+    assert [p.id for p in other.apply([launch], satisfied={"store-metadata"})] == ["launch-from-metadata"]
+    other.undo()
+    journal.apply([launch, store])
+    journal.undo()
+    journal.apply([store])
+    journal.apply([launch])
+    assert [p.id for p in journal.applied()] == ["store-metadata", "launch-from-metadata"]
+    journal.undo()
+    assert_same(before, snapshot())
+
+
+def test_the_launch_record_requires_the_metadata_record() -> None:
+    from npu_inductor_compat.common import launch_fixes
+
+    assert launch_fixes.CPP_WRAPPER_WORKSPACE_LOCKS.requires == (launch_fixes.AUTOTUNER_KERNEL_METADATA.id,)
+    with pytest.raises(ValueError, match="cannot require itself"):
+        record("self", Change(STATIC, wrap), requires=("self",))
