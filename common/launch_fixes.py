@@ -120,6 +120,97 @@ def _autotuning_at_compile_time(original: Callable[..., Any]) -> Callable[..., A
     return codegen_with_cpp_wrapper
 
 
+TORCH_NPU_HOME_ENV = "NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME"  # a directory with torch_npu's include/ and lib/
+ASCEND_HOME_ENV = "ASCEND_HOME_PATH"  # CANN's own variable (set_env.sh): include/ and lib64/ with libascendcl
+
+
+def torch_npu_home() -> Any:
+    """The directory holding torch_npu's ``include/`` and ``lib/``: $NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME, else the
+    installed torch_npu package (located, never imported)."""
+    import importlib.util
+    import os
+    from pathlib import Path
+
+    from npu_inductor_compat.common.npu_cpp_wrapper import NpuLaunchError
+
+    explicit = os.environ.get(TORCH_NPU_HOME_ENV)
+    if explicit:
+        home = Path(explicit)
+        if not (home / "include" / "torch_npu").is_dir() or not (home / "lib").is_dir():
+            raise NpuLaunchError(f"{TORCH_NPU_HOME_ENV}={explicit} has no include/torch_npu/ and lib/")
+        return home
+    try:
+        spec = importlib.util.find_spec("torch_npu")
+    except (ImportError, ValueError):
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(location) / "include" / "torch_npu").is_dir():
+            return Path(location)
+    raise NpuLaunchError(
+        "cannot build the NPU C++ wrapper: torch_npu's headers and libtorch_npu were not found (install torch_npu, "
+        f"or set {TORCH_NPU_HOME_ENV} to a directory with its include/ and lib/)"
+    )
+
+
+def npu_build_options() -> tuple[list[str], list[str], list[str], list[str]]:
+    """(include dirs, library dirs, libraries, linker flags) the NPU C++ wrapper is built with: torch_npu's headers
+    (and the ACL headers it ships, first, as torch_npu's own cpp_builder orders them), libtorch_npu (the workspace
+    allocator, the stream getter) and CANN's libascendcl (the launch), found again at load time through rpath."""
+    import os
+    from pathlib import Path
+
+    home = torch_npu_home()
+    include = home / "include"
+    includes = [str(path) for path in (include, include / "third_party" / "acl" / "inc") if path.is_dir()]
+    library_dirs = [str(home / "lib")]
+    ascend = os.environ.get(ASCEND_HOME_ENV)
+    if ascend:
+        includes += [str(Path(ascend) / "include")] if (Path(ascend) / "include").is_dir() else []
+        library_dirs.append(str(Path(ascend) / "lib64"))
+    # linker flags as Inductor's builder takes them (it adds the leading "-", and drops them when only compiling)
+    return includes, library_dirs, ["torch_npu", "ascendcl"], [f"Wl,-rpath,{path}" for path in library_dirs]
+
+
+def _building_with_npu_libraries(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Inductor's per-device C++ build options know cuda and xpu; "npu" gets torch_npu's and ACL's."""
+
+    @wraps_original(original)
+    def get_cpp_torch_device_options(*args: Any, **kwargs: Any) -> Any:
+        options = original(*args, **kwargs)
+        device_type = kwargs.get("device_type", args[0] if args else None)
+        if device_type != DEVICE:
+            return options
+        definitions, include_dirs, cflags, ldflags, library_dirs, libraries, passthrough = options
+        includes, npu_library_dirs, npu_libraries, linker = npu_build_options()
+        return (
+            definitions,
+            [*include_dirs, *includes],
+            cflags,
+            [*ldflags, *linker],
+            [*library_dirs, *npu_library_dirs],
+            [*libraries, *npu_libraries],
+            passthrough,
+        )
+
+    return get_cpp_torch_device_options
+
+
+# torch has no cpp_wrapper/npu.h: the wrapper includes the common header, then this package's runtime.
+NPU_WRAPPER_HEADER = "torch/csrc/inductor/cpp_wrapper/common.h"
+
+
+def _precompiling_the_common_header(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Inductor precompiles ``torch/csrc/inductor/cpp_wrapper/<device>.h`` (torch >= 2.9); npu has none."""
+
+    @wraps_original(original)
+    def _get_cpp_wrapper_header(device: str, aot_mode: bool = False) -> Any:
+        if device.split(":", maxsplit=1)[0] == DEVICE and not aot_mode:
+            return NPU_WRAPPER_HEADER
+        return original(device, aot_mode)
+
+    return _get_cpp_wrapper_header
+
+
 CPP_WRAPPER_WORKSPACE_LOCKS = Patch(
     id="cpp-wrapper-workspace-locks",
     layer="fix",
@@ -130,6 +221,8 @@ CPP_WRAPPER_WORKSPACE_LOCKS = Patch(
     ),
     upstream="torch_npu v2.7.1 cpp_wrapper_npu.py generate_args_decl (issue 4431); missing from its 2.9 and 2.12 lines",
     remove_when="torch_npu's C++ wrapper initialises workspace and locks on the launch stream on every line",
+    # the launch reads the metadata that record stores; without it every kernel would launch as "no workspace"
+    requires=(AUTOTUNER_KERNEL_METADATA.id,),
     changes=(
         Change(
             "torch._inductor.codegen.common:register_backend_for_device",
@@ -139,5 +232,9 @@ CPP_WRAPPER_WORKSPACE_LOCKS = Patch(
             touches=("torch._inductor.codegen.common:device_codegens",),
         ),
         Change("torch._inductor.graph:GraphLowering.codegen_with_cpp_wrapper", _autotuning_at_compile_time),
+        Change("torch._inductor.cpp_builder:get_cpp_torch_device_options", _building_with_npu_libraries),
+        # COMPAT(>= 2.9): Inductor precompiles the device's cpp_wrapper header.
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 9): make the change required.
+        Change("torch._inductor.codecache:_get_cpp_wrapper_header", _precompiling_the_common_header, optional=True),
     ),
 )

@@ -21,8 +21,9 @@ from torch._inductor.codegen.common import DeviceOpOverrides
 from torch._inductor.codegen.cpp_utils import cexpr
 from torch._inductor.virtualized import V
 
-from npu_inductor_compat.common.kernel_metadata import read_launch_metadata
-from npu_inductor_compat.common.npu_launch import NAMESPACE, PRELUDE, ArgField, render_launch
+from npu_inductor_compat.common.kernel_metadata import read_saved_launch_metadata
+from npu_inductor_compat.common.launch_fixes import NPU_WRAPPER_HEADER
+from npu_inductor_compat.common.npu_launch import NAMESPACE, ArgField, render_launch, runtime_source
 
 # How triton-ascend passes scalar kernel arguments (by signature): sub-32-bit floats travel as float, i1 as int32.
 SIGNATURE_CTYPES = {
@@ -69,7 +70,8 @@ class NpuCppDeviceOps(DeviceOpOverrides):  # type: ignore[misc]
         return STREAM_GETTER
 
     def kernel_driver(self) -> str:
-        return PRELUDE + f'\nextern "C" AOTITorchError {STREAM_GETTER}(int32_t device_index, void** ret_stream);\n'
+        getter = f'extern "C" AOTITorchError {STREAM_GETTER}(int32_t device_index, void** ret_stream);'
+        return f"{runtime_source()}\n{getter}\n"
 
     def tma_descriptor_helpers(self) -> str:
         raise NpuLaunchError("TMA descriptors are a CUDA feature; NPU kernels take none")
@@ -81,20 +83,62 @@ class NpuCppDeviceOps(DeviceOpOverrides):  # type: ignore[misc]
 NPU_CPP_DEVICE_OPS = NpuCppDeviceOps()
 
 
-def ffts_address_expected() -> bool:
-    """Whether kernels take the hardware sync (FFTS) address first. triton-ascend decides by SoC, which only a real
-    torch_npu install can tell: torch_npu releases with ``_inductor.utils.triton_support_ffts`` (2.7.1.post11) ask
-    it; the others (e.g. 2.12.0.post3, whose own wrapper always passes the address) mean yes. The simulated NPU has
-    none."""
-    import importlib
+# SoCs whose kernels take no FFTS address (triton-ascend python/.../backends/ascend/utils.py, is_ffts_supported and
+# force_disable_ffts: Ascend910A and Ascend310B4, and the 910_95 / 950 family).
+NO_FFTS_ARCHS = ("Ascend910A", "Ascend310B4")
+NO_FFTS_FAMILIES = ("910_95", "950")
+FFTS_ENV = "TRITON_DISABLE_FFTS"
+ARCH_ENV = "TRITON_ASCEND_ARCH"
+ALL_BLOCKS_PARALLEL_ENV = "TRITON_ALL_BLOCKS_PARALLEL"
 
+
+def env_switch(name: str) -> bool:
+    """triton-ascend's on/off variables: on is 1/true, off is unset, empty, 0 or false (any case); anything else is
+    an error, since triton-ascend's own readers disagree on it (3.2.0's grid check treats "false" as on)."""
+    import os
+
+    raw = os.environ.get(name, "")
+    value = raw.strip().lower()
+    if value in ("1", "true"):
+        return True
+    if value in ("", "0", "false"):
+        return False
+    raise NpuLaunchError(f"{name}={raw!r}: expected 1 or true (on), 0 or false (off)")
+
+
+def ffts_decision() -> tuple[bool, str]:
+    """Whether kernels take the hardware sync (FFTS) address first, and whose answer that is. The kernel's compiler
+    decides (it adds --disable-ffts otherwise), so in order: triton-ascend's own answer where it is the installed
+    ``triton``; torch_npu's ``_inductor.utils.triton_support_ffts`` where the provider has one; else triton-ascend's
+    rule applied here: off when TRITON_DISABLE_FFTS is on or TRITON_ASCEND_ARCH names a SoC without FFTS, on
+    otherwise (triton-ascend's is_ffts_supported("") is True)."""
+    import importlib
+    import importlib.util
+    import os
+
+    try:
+        ascend = importlib.util.find_spec("triton.backends.ascend.utils")
+    except (ImportError, ValueError):
+        ascend = None
+    if ascend is not None:
+        utils = importlib.import_module("triton.backends.ascend.utils")
+        if hasattr(utils, "triton_support_ffts"):
+            return bool(utils.triton_support_ffts()), "triton-ascend's triton_support_ffts()"
+        arch = utils.get_ascend_arch_from_env()
+        answer = bool(utils.is_ffts_supported(arch)) and not bool(utils.force_disable_ffts())
+        return answer, "triton-ascend's is_ffts_supported() and force_disable_ffts()"
     from npu_inductor_compat.common.providers import TORCH_NPU, active_provider
 
-    if active_provider() is not TORCH_NPU:
-        return False
-    utils = importlib.import_module("torch_npu._inductor.utils")
-    support = getattr(utils, "triton_support_ffts", None)
-    return True if support is None else bool(support())
+    if active_provider() is TORCH_NPU:
+        support = getattr(importlib.import_module("torch_npu._inductor.utils"), "triton_support_ffts", None)
+        if support is not None:
+            return bool(support()), "torch_npu's triton_support_ffts()"
+    if env_switch(FFTS_ENV):
+        return False, f"{FFTS_ENV} is on"
+    arch = os.environ.get(ARCH_ENV, "")
+    if arch in NO_FFTS_ARCHS or any(family in arch for family in NO_FFTS_FAMILIES):
+        return False, f"{ARCH_ENV}={arch} has no FFTS"
+    return True, f"triton-ascend's rule: FFTS unless {FFTS_ENV} or a SoC without it ({ARCH_ENV}={arch or 'unset'})"
 
 
 class NpuTritonCall(gpu.DeferredTritonCallWrapper):  # type: ignore[misc]
@@ -116,10 +160,26 @@ class NpuTritonCall(gpu.DeferredTritonCallWrapper):  # type: ignore[misc]
             )
         return super().generate(wrapper)
 
+    def generate_grid(self, prefix: Any, inductor_meta: dict[str, Any], params: dict[str, Any]) -> None:
+        """Upstream's grid, each dimension computed in 64 bits and range-checked before it is narrowed (upstream
+        assigns the expression to a uint32_t unchecked)."""
+        from torch._inductor.runtime.triton_heuristics import GridExpr
+
+        grid = GridExpr.from_meta(inductor_meta, params["config"], mode="cpp")
+        for line in grid.prefix:
+            prefix.writeline(line)
+        kernel = gpu.cpp_string_literal(self.kernel_name)
+        for axis, expression in enumerate((grid.x_grid, grid.y_grid, grid.z_grid)):
+            prefix.writeline(
+                f"const uint32_t grid_{axis} = {NAMESPACE}::grid_dim(static_cast<int64_t>({expression}), {axis}, "
+                f"{kernel});"
+            )
+        prefix.writeline("if (grid_0 == 0 || grid_1 == 0 || grid_2 == 0) return;")
+
     def generate_load_kernel(self, prefix: Any, kernel_var_name: str, params: dict[str, Any]) -> None:
         from torch._inductor.codecache import get_cpp_wrapper_cubin_path_name
 
-        meta = read_launch_metadata(self.kernel_name, params)
+        meta = read_saved_launch_metadata(self.kernel_name, params)
         binary = gpu.cpp_string_literal(params[get_cpp_wrapper_cubin_path_name()])
         name = gpu.cpp_string_literal(params["mangled_name"])
         mode = gpu.cpp_string_literal(meta.mix_mode)
@@ -144,15 +204,24 @@ class NpuTritonCall(gpu.DeferredTritonCallWrapper):  # type: ignore[misc]
             [type_of[name] for name in call_args],
             [signature[n] for n in call_args],
         )
-        meta = read_launch_metadata(self.kernel_name, params)
-        prefix.splice(render_launch(meta, kernel_var_name, fields, ffts=wrapper.npu_ffts))
+        meta = read_saved_launch_metadata(self.kernel_name, params)
+        prefix.splice(
+            render_launch(
+                meta,
+                kernel_var_name,
+                fields,
+                ffts=wrapper.npu_ffts,
+                all_blocks_parallel=wrapper.npu_all_blocks_parallel,
+            )
+        )
 
 
 class CppWrapperNpu(gpu.CppWrapperGpu):  # type: ignore[misc]
     """Inductor's GPU C++ wrapper for device "npu", launching through ACL with workspace and sync-block locks."""
 
     def __init__(self) -> None:
-        self.npu_ffts = ffts_address_expected()
+        self.npu_ffts, self.npu_ffts_reason = ffts_decision()
+        self.npu_all_blocks_parallel = env_switch(ALL_BLOCKS_PARALLEL_ENV)
         super().__init__()
 
     # Upstream's __init__ assigns both (from get_gpu_type() and the registered Python-side op overrides) and writes
@@ -181,19 +250,23 @@ class CppWrapperNpu(gpu.CppWrapperGpu):  # type: ignore[misc]
         super().write_header()
         if not V.graph.is_const_graph:
             self.header.splice(BANNER)
+            ffts = "passed" if self.npu_ffts else "not passed"
+            self.header.writeline(f"// FFTS address {ffts} ({self.npu_ffts_reason}).")
+            if self.npu_all_blocks_parallel:
+                self.header.writeline(f"// {ALL_BLOCKS_PARALLEL_ENV}: blockDim capped at the physical core count.")
 
     @staticmethod
     def get_device_include_path(device: str) -> str:
         if V.graph.aot_mode:
             raise NpuLaunchError("AOTInductor packaging for NPU is not supported by npu_inductor_compat's C++ wrapper")
-        # torch has no cpp_wrapper/npu.h: the common wrapper header, then our own prelude (kernel_driver)
-        return "#include <torch/csrc/inductor/cpp_wrapper/common.h>"
+        # torch has no cpp_wrapper/npu.h: the common wrapper header, then our own runtime (kernel_driver)
+        return f"#include <{NPU_WRAPPER_HEADER}>"
 
     # COMPAT(>= 2.13): upstream asks for the JIT and the AOT include separately (both are written, one per buffer).
     # CAN REMOVE when MIN_SUPPORTED >= (2, 13): keep only these two, drop get_device_include_path.
     @staticmethod
     def get_device_include_path_jit(device: str) -> str:
-        return "#include <torch/csrc/inductor/cpp_wrapper/common.h>"
+        return f"#include <{NPU_WRAPPER_HEADER}>"
 
     @staticmethod
     def get_device_include_path_aot(device: str) -> str:

@@ -1,223 +1,42 @@
-"""The C++ an NPU kernel launch needs: a small ACL runtime prelude and, per kernel, the launch block.
+"""The C++ an NPU kernel launch needs: the launch runtime (a real C++ file, ``npu_launch_runtime.h``) and, per kernel,
+the launch block.
 
 Pure text generation (no torch import), fed only by validated :class:`KernelLaunchMetadata`, so it can be read,
 golden-tested and fuzzed on its own; ``npu_cpp_wrapper`` places it into Inductor's C++ wrapper.
 
 Per launch the block:
-- counts the blocks (``grid_0 * grid_1 * grid_2``, overflow-checked, at most ``UINT32_MAX`` for ACL);
-- takes ``workspace_size * blocks`` bytes of workspace and the lock buffer from torch_npu's stream-aware workspace
-  allocator (``at_npu::native::allocate_workspace``), every size computed with overflow checks;
-- initialises the locks *on the launch stream*: ``aclrtMemsetAsync`` when every byte of the image is the same,
-  otherwise ``aclrtMemcpyAsync`` from a pinned host image that is never freed or rewritten. Never a blocking copy,
-  which could race an earlier launch still using a recycled block and cannot be captured into an aclgraph;
-- packs the arguments the way triton-ascend kernels read them: ``[ffts_addr,] sync_block_lock, workspace_addr,
-  kernel arguments..., grid_0, grid_1, grid_2`` (no lock or workspace pointer for ``force_simt_only`` kernels);
-- launches with ``aclrtLaunchKernelWithHostArgs``; every ACL return code is checked, and the error names the kernel.
+- counts the grid's blocks (each dimension range-checked before it is narrowed); more than 65535 is an error naming
+  the kernel and the grid, unless the kernel was compiled for all-blocks-parallel mode, where blockDim is capped at
+  the device's physical cores (vector cores for "aiv" kernels, AI cores otherwise), asked from ACL at run time;
+- takes the workspace (``workspace_size`` x the grid's blocks) and the lock buffer from ONE request to torch_npu's
+  workspace allocator (``at_npu::native::allocate_workspace``), carved in two, so the two can neither alias nor free
+  each other (see the runtime file for the allocator facts); every size is overflow-checked;
+- initialises the locks *on the launch stream*: ``aclrtMemsetAsync`` when every byte is the same, otherwise
+  ``aclrtMemcpyAsync`` from a pinned host image (bounded cache). Never a blocking copy, which could race an earlier
+  launch still using the recycled block and cannot be captured into an aclgraph;
+- packs the arguments as triton-ascend's launcher does: ``[ffts_addr,] sync_block_lock, workspace_addr, kernel
+  arguments..., grid_0, grid_1, grid_2`` (no lock or workspace pointer for pure-SIMT kernels); pointers and 64-bit
+  scalars 8-aligned, every other scalar 4-aligned;
+- launches with ``aclrtLaunchKernelWithHostArgs``, passing the dynamic unified-buffer size of SIMT kernels in the
+  launch config; every ACL return code is checked, and the error names the kernel.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from importlib import resources
 
 from npu_inductor_compat.common.kernel_metadata import CACHE_LINE_BYTES, INT64_BYTES, KernelLaunchMetadata
 
 NAMESPACE = "npu_inductor_compat_rt"
 SLOTS_PER_LINE = CACHE_LINE_BYTES // INT64_BYTES
+RUNTIME_FILE = "npu_launch_runtime.h"
 
-# Markers around the prelude's two parts, so tools (and the emulated-ACL tests) can find them in a wrapper.
-RUNTIME_BEGIN = "// ---- npu_inductor_compat: NPU launch runtime (begin) ----"
-RUNTIME_END = "// ---- npu_inductor_compat: NPU launch runtime (end) ----"
-ALLOCATOR_BEGIN = "// ---- npu_inductor_compat: NPU scratch allocation (begin) ----"
-ALLOCATOR_END = "// ---- npu_inductor_compat: NPU scratch allocation (end) ----"
 
-RUNTIME = rf"""{RUNTIME_BEGIN}
-#include <acl/acl.h>
-#include <acl/acl_rt.h>
-#include <cstdint>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <map>
-#include <mutex>
-#include <optional>
-#include <stdexcept>
-#include <string>
-#include <tuple>
-#include <vector>
-
-namespace {NAMESPACE} {{
-
-[[noreturn]] inline void fail(const char* kernel, const std::string& what) {{
-  throw std::runtime_error(std::string("NPU kernel ") + kernel + ": " + what);
-}}
-
-// Every ACL call goes through here: a failure names the kernel and the call.
-inline void check(aclError status, const char* kernel, const char* call) {{
-  if (status != ACL_SUCCESS) {{
-    fail(kernel, std::string(call) + " failed with ACL error " + std::to_string(static_cast<long long>(status)));
-  }}
-}}
-
-inline uint64_t mul(uint64_t a, uint64_t b, const char* kernel, const char* what) {{
-  uint64_t product = 0;
-  if (__builtin_mul_overflow(a, b, &product)) {{
-    fail(kernel, std::string(what) + " overflows 64 bits (" + std::to_string(a) + " x " + std::to_string(b) + ")");
-  }}
-  return product;
-}}
-
-inline uint64_t add(uint64_t a, uint64_t b, const char* kernel, const char* what) {{
-  uint64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum)) {{
-    fail(kernel, std::string(what) + " overflows 64 bits (" + std::to_string(a) + " + " + std::to_string(b) + ")");
-  }}
-  return sum;
-}}
-
-// The blocks of one launch; ACL takes their count as uint32_t.
-inline uint32_t blocks(uint64_t grid_0, uint64_t grid_1, uint64_t grid_2, const char* kernel) {{
-  const uint64_t count = mul(mul(grid_0, grid_1, kernel, "block count"), grid_2, kernel, "block count");
-  if (count > UINT32_MAX) {{
-    fail(kernel, "block count " + std::to_string(count) + " exceeds ACL's uint32_t launch limit");
-  }}
-  return static_cast<uint32_t>(count);
-}}
-
-// A lock buffer: `ordered_slots` int64 slots for the ordered locks, then `unordered` locks of `stride_slots` slots
-// each (one cache line for the participant count, two per participant).
-struct LockLayout {{
-  uint64_t ordered_slots;
-  uint64_t unordered;
-  uint64_t participants;
-  uint64_t stride_slots;
-  uint64_t bytes;
-}};
-
-inline LockLayout lock_layout(uint64_t ordered_slots, uint64_t unordered, uint64_t participants, const char* kernel) {{
-  LockLayout layout{{ordered_slots, unordered, participants, 0, 0}};
-  const uint64_t lines = add(1, mul(2, participants, kernel, "lock size"), kernel, "lock size");
-  layout.stride_slots = mul(lines, {SLOTS_PER_LINE}, kernel, "lock size");
-  const uint64_t unordered_slots = mul(unordered, layout.stride_slots, kernel, "lock size");
-  const uint64_t slots = add(ordered_slots, unordered_slots, kernel, "lock size");
-  layout.bytes = mul(slots, sizeof(int64_t), kernel, "lock size");
-  return layout;
-}}
-
-// Host image of a lock buffer: ordered slots hold `init`; each unordered lock's first slot holds the participant
-// count, the rest 0. Each distinct image is built once in pinned host memory and never freed or rewritten, so an
-// asynchronous copy still queued on a stream can always read it.
-inline const void* lock_image(const LockLayout& layout, int64_t init, const char* kernel) {{
-  using Key = std::tuple<uint64_t, uint64_t, uint64_t, int64_t>;
-  static std::mutex guard;
-  static std::map<Key, void*> images;
-  std::lock_guard<std::mutex> hold(guard);
-  const Key key{{layout.ordered_slots, layout.unordered, layout.participants, init}};
-  auto found = images.find(key);
-  if (found != images.end()) {{
-    return found->second;
-  }}
-  void* host = nullptr;
-  check(aclrtMallocHost(&host, layout.bytes), kernel, "aclrtMallocHost (sync-block lock image)");
-  auto* slots = static_cast<int64_t*>(host);
-  for (uint64_t slot = 0; slot < layout.ordered_slots; ++slot) {{
-    slots[slot] = init;
-  }}
-  for (uint64_t lock = 0; lock < layout.unordered; ++lock) {{
-    int64_t* first = slots + layout.ordered_slots + lock * layout.stride_slots;
-    first[0] = static_cast<int64_t>(layout.participants);
-    std::memset(first + 1, 0, (layout.stride_slots - 1) * sizeof(int64_t));
-  }}
-  images.emplace(key, host);
-  return host;
-}}
-
-// The wrapper's device guard: makes `index` current, and restores the previous device when it goes out of scope.
-class DeviceGuard {{
- public:
-  explicit DeviceGuard(int32_t index) {{
-    if (aclrtGetDevice(&previous_) != ACL_SUCCESS) {{
-      previous_ = -1;  // no device current on this thread yet: nothing to restore
-    }}
-    set_index(index);
-  }}
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-  void set_index(int32_t index) {{
-    if (index != current_) {{
-      check(aclrtSetDevice(index), "(device guard)", "aclrtSetDevice");
-      current_ = index;
-    }}
-  }}
-  ~DeviceGuard() {{
-    if (previous_ >= 0 && previous_ != current_) {{
-      aclrtSetDevice(previous_);  // a destructor must not throw; the next ACL call reports a broken device
-    }}
-  }}
-
- private:
-  int32_t previous_ = -1;
-  int32_t current_ = -1;
-}};
-
-// Load a kernel binary written by the Triton compiler and return its function handle.
-inline aclrtFuncHandle load_kernel(const std::string& path, const char* name, const char* mode,
-                                   const std::optional<std::string>& directory) {{
-  const std::string file =
-      directory ? (std::filesystem::path(*directory) / std::filesystem::path(path).filename()).string() : path;
-  std::ifstream stream(file, std::ios::binary);
-  if (!stream) {{
-    fail(name, "cannot open kernel binary " + file);
-  }}
-  const std::vector<char> binary((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
-  aclrtBinaryLoadOption options[2] = {{}};
-  options[0].type = ACL_RT_BINARY_LOAD_OPT_LAZY_LOAD;
-  options[0].value.isLazyLoad = 0;
-  options[1].type = ACL_RT_BINARY_LOAD_OPT_MAGIC;
-  options[1].value.magic =
-      std::string(mode) == "aiv" ? ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE : ACL_RT_BINARY_MAGIC_ELF_AICORE;
-  aclrtBinaryLoadOptions load{{}};
-  load.options = options;
-  load.numOpt = 2;
-  aclrtBinHandle module = nullptr;
-  check(aclrtBinaryLoadFromData(binary.data(), binary.size(), &load, &module), name, "aclrtBinaryLoadFromData");
-  aclrtFuncHandle function = nullptr;
-  check(aclrtBinaryGetFunction(module, name, &function), name, "aclrtBinaryGetFunction");
-  return function;
-}}
-
-}}  // namespace {NAMESPACE}
-
-// torch_npu's Python-side device overrides name their guard AOTINpuGuard: the same job.
-using AOTINpuGuard = {NAMESPACE}::DeviceGuard;
-{RUNTIME_END}
-"""
-
-ALLOCATOR = f"""{ALLOCATOR_BEGIN}
-#include <torch_npu/csrc/core/npu/NPUWorkspaceAllocator.h>
-
-namespace {NAMESPACE} {{
-
-// Device scratch from torch_npu's stream-aware workspace allocator. The block returns to the allocator when this
-// object dies, and is handed out again only to work ordered after this launch on the same stream.
-struct Scratch {{
-  at::Tensor holder;
-  void* ptr = nullptr;
-  Scratch(uint64_t bytes, aclrtStream stream, const char* kernel, const char* what) {{
-    holder = at_npu::native::allocate_workspace(bytes, stream);
-    ptr = holder.data_ptr();
-    if (ptr == nullptr) {{
-      fail(kernel, "allocating " + std::to_string(bytes) + " bytes of " + what + " failed");
-    }}
-  }}
-}};
-
-}}  // namespace {NAMESPACE}
-{ALLOCATOR_END}
-"""
-
-PRELUDE = RUNTIME + ALLOCATOR
+def runtime_source() -> str:
+    """The launch runtime's C++ (package data), spliced into every NPU C++ wrapper."""
+    return resources.files("npu_inductor_compat.common").joinpath(RUNTIME_FILE).read_text()
 
 
 @dataclass(frozen=True)
@@ -229,7 +48,15 @@ class ArgField:
     value: str
 
     def declaration(self) -> str:
-        return f"{self.ctype} {self.name} __attribute__((aligned(alignof({self.ctype}))));"
+        return f"{self.ctype} {self.name} __attribute__((aligned({self.alignment})));"
+
+    @property
+    def alignment(self) -> int:
+        """triton-ascend's rule (driver.py, make_launcher): pointers and 64-bit scalars on 8 bytes, every other
+        scalar (i8 and i16 included) on 4. torch_npu's wrapper aligns i8/i16 on their own size; the kernel's own
+        launcher decides (README, "How our launch differs")."""
+        wide = self.ctype.endswith("*") or self.ctype in ("int64_t", "uint64_t", "double")
+        return 8 if wide else 4
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -243,36 +70,60 @@ def _byte_uniform(value: int) -> int | None:
 
 def describe(meta: KernelLaunchMetadata) -> str:
     """One line saying what a kernel's launch needs, for the generated code and for people."""
-    if meta.force_simt_only:
-        return "force_simt_only: no workspace or lock pointers"
-    parts = [f"workspace {meta.workspace_size} B/block" if meta.uses_workspace else "no workspace"]
-    if meta.sync_block_lock_layout and meta.uses_locks:
-        parts.append(
-            f"locks: {meta.ordered_locks} ordered, {meta.unordered_locks} unordered "
-            f"(sync_block_lock_layout {meta.sync_block_lock_layout:#x}, mix_mode {meta.mix_mode or '-'}, "
-            f"participants x{meta.participants(1)})"
-        )
-    elif meta.uses_locks:
-        parts.append(f"locks: {meta.lock_num} int64 slots (lock_num)")
+    parts = []
+    if meta.pure_simt:
+        parts.append("pure SIMT: no workspace or lock pointers")
     else:
-        parts.append("no locks")
-    if meta.uses_locks:
-        parts.append(f"lock init {meta.lock_init_val}")
+        parts.append(f"workspace {meta.workspace_size} B/block" if meta.uses_workspace else "no workspace")
+        if meta.sync_block_lock_layout and meta.uses_locks:
+            parts.append(
+                f"locks: {meta.ordered_locks} ordered, {meta.unordered_locks} unordered "
+                f"(sync_block_lock_layout {meta.sync_block_lock_layout:#x}, mix_mode {meta.mix_mode or '-'}, "
+                f"participants x{meta.participants(1)})"
+            )
+        elif meta.uses_locks:
+            parts.append(f"locks: {meta.lock_num} int64 slots (lock_num)")
+        else:
+            parts.append("no locks")
+        if meta.uses_locks:
+            parts.append(f"ordered lock init {ordered_init(meta)}")
+    if meta.simt:
+        parts.append(f"SIMT, dynamic unified buffer {meta.shared_mem_dynamic_size} B")
     return "; ".join(parts)
 
 
-def render_launch(meta: KernelLaunchMetadata, kernel_var: str, args: list[ArgField], *, ffts: bool = False) -> str:
-    """The C++ statements that launch ``kernel_var`` on ``stream_`` once ``grid_0..2`` and the argument values are
-    in scope (inside Inductor's per-kernel call wrapper)."""
+def ordered_init(meta: KernelLaunchMetadata) -> int:
+    """The value the ordered lock slots start with: ``lock_init_val``, except beside unordered locks, where
+    triton-ascend's launcher starts the whole buffer at 0 but for the participant counts (make_launcher,
+    sync_block_lock_layout); its compiler sets lock_init_val to 0 for such kernels anyway."""
+    return 0 if meta.unordered_locks and meta.sync_block_lock_layout else meta.lock_init_val
+
+
+def render_launch(
+    meta: KernelLaunchMetadata,
+    kernel_var: str,
+    args: list[ArgField],
+    *,
+    ffts: bool = False,
+    all_blocks_parallel: bool = False,
+) -> str:
+    """The C++ statements that launch ``kernel_var`` on ``stream_`` (of the current device) once ``grid_0..2`` and
+    the argument values are in scope (inside Inductor's per-kernel call wrapper)."""
     if not _IDENTIFIER.fullmatch(kernel_var):
         raise ValueError(f"kernel variable {kernel_var!r} is not a C++ identifier")
     if not _IDENTIFIER.fullmatch(meta.kernel):
         raise ValueError(f"kernel name {meta.kernel!r} is not a C++ identifier")
     ns = NAMESPACE
+    capped = all_blocks_parallel and not meta.has_auto_blockify_blacklist_op
+    flag = "true" if capped else "false"
     lines = [
-        f"// npu_inductor_compat launch of {meta.kernel}: {describe(meta)}",
+        f"// npu_inductor_compat launch of {meta.kernel}: {describe(meta)}"
+        + ("; all blocks parallel" if capped else ""),
         f'static constexpr const char* npu_kernel_ = "{meta.kernel}";',
-        f"const uint32_t npu_blocks_ = {ns}::blocks(grid_0, grid_1, grid_2, npu_kernel_);",
+        f"const uint64_t npu_grid_blocks_ = {ns}::grid_blocks(grid_0, grid_1, grid_2, {flag}, npu_kernel_);",
+        f"const int32_t npu_device_ = {ns}::current_device();",
+        f"const uint32_t npu_block_dim_ = {ns}::block_dim(npu_grid_blocks_, {flag}, npu_device_, "
+        f"{'true' if meta.vector_cores else 'false'}, npu_kernel_);",
     ]
     fields = []
     if ffts:
@@ -281,11 +132,11 @@ def render_launch(meta: KernelLaunchMetadata, kernel_var: str, args: list[ArgFie
             f'{ns}::check(aclrtGetHardwareSyncAddr(&npu_ffts_), npu_kernel_, "aclrtGetHardwareSyncAddr");',
         ]
         fields.append(ArgField("void*", "ffts_addr", "npu_ffts_"))
-    if not meta.force_simt_only:
-        lines += _workspace(meta) + _locks(meta)
+    if not meta.pure_simt:
+        lines += _scratch(meta)
         fields += [
-            ArgField("void*", "sync_block_lock", "npu_locks_.ptr" if meta.uses_locks else "nullptr"),
-            ArgField("void*", "workspace_addr", "npu_workspace_.ptr" if meta.uses_workspace else "nullptr"),
+            ArgField("void*", "sync_block_lock", "npu_scratch_.locks" if meta.uses_locks else "nullptr"),
+            ArgField("void*", "workspace_addr", "npu_scratch_.workspace" if meta.uses_workspace else "nullptr"),
         ]
     fields += args
     fields += [ArgField("int32_t", f"grid_{axis}", f"static_cast<int32_t>(grid_{axis})") for axis in range(3)]
@@ -294,48 +145,59 @@ def render_launch(meta: KernelLaunchMetadata, kernel_var: str, args: list[ArgFie
     lines.append("} npu_args_ = {")
     lines += [f"  {field.value}," for field in fields]
     lines.append("};")
+    config = "nullptr"
+    if meta.simt:
+        lines += [
+            "aclrtLaunchKernelAttr npu_attr_{};",
+            "npu_attr_.id = ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE;",
+            f"npu_attr_.value.dynUBufSize = {meta.shared_mem_dynamic_size}U;",
+            "aclrtLaunchKernelCfg npu_config_{&npu_attr_, 1};",
+        ]
+        config = "&npu_config_"
     lines.append(
-        f"{ns}::check(aclrtLaunchKernelWithHostArgs({kernel_var}, npu_blocks_, stream_, nullptr, &npu_args_, "
+        f"{ns}::check(aclrtLaunchKernelWithHostArgs({kernel_var}, npu_block_dim_, stream_, {config}, &npu_args_, "
         'sizeof(npu_args_), nullptr, 0), npu_kernel_, "aclrtLaunchKernelWithHostArgs");'
     )
     return "\n".join(lines)
 
 
-def _workspace(meta: KernelLaunchMetadata) -> list[str]:
-    if not meta.uses_workspace:
+def _scratch(meta: KernelLaunchMetadata) -> list[str]:
+    if not (meta.uses_workspace or meta.uses_locks):
         return []
     ns = NAMESPACE
-    return [
-        f"const uint64_t npu_workspace_bytes_ = "
-        f'{ns}::mul({meta.workspace_size}ULL, npu_blocks_, npu_kernel_, "workspace size");',
-        f'{ns}::Scratch npu_workspace_(npu_workspace_bytes_, stream_, npu_kernel_, "workspace");',
-    ]
-
-
-def _locks(meta: KernelLaunchMetadata) -> list[str]:
+    lines = []
+    workspace = "0"
+    if meta.uses_workspace:  # triton-ascend: workspace_size x the grid's blocks (before any all-blocks cap)
+        lines.append(
+            f"const uint64_t npu_workspace_bytes_ = "
+            f'{ns}::mul({meta.workspace_size}ULL, npu_grid_blocks_, npu_kernel_, "workspace size");'
+        )
+        workspace = "npu_workspace_bytes_"
     if not meta.uses_locks:
-        return []
-    ns = NAMESPACE
+        lines.append(f"{ns}::Scratch npu_scratch_({workspace}, 0, stream_, npu_kernel_);")
+        return lines
     if meta.sync_block_lock_layout:
         ordered_slots, unordered = meta.ordered_locks * SLOTS_PER_LINE, meta.unordered_locks
     else:
         ordered_slots, unordered = meta.lock_num, 0  # lock_num counts int64 slots already
-    participants = f'{ns}::mul(npu_blocks_, {meta.participants(1)}ULL, npu_kernel_, "lock participants")'
-    lines = [
+    # participants: the blocks actually launched (after the cap), x2 in mix mode with sub-block binding
+    participants = f'{ns}::mul(npu_block_dim_, {meta.participants(1)}ULL, npu_kernel_, "lock participants")'
+    lines += [
         f"const {ns}::LockLayout npu_lock_layout_ = "
         f"{ns}::lock_layout({ordered_slots}ULL, {unordered}ULL, {participants}, npu_kernel_);",
-        f'{ns}::Scratch npu_locks_(npu_lock_layout_.bytes, stream_, npu_kernel_, "sync-block locks");',
+        f"{ns}::Scratch npu_scratch_({workspace}, npu_lock_layout_.bytes, stream_, npu_kernel_);",
     ]
-    uniform = _byte_uniform(meta.lock_init_val) if unordered == 0 else None
+    init = ordered_init(meta)
+    uniform = _byte_uniform(init) if unordered == 0 else None
     if uniform is not None:  # every byte of the buffer is the same: one stream-ordered memset
         lines.append(
-            f"{ns}::check(aclrtMemsetAsync(npu_locks_.ptr, npu_lock_layout_.bytes, {uniform}, npu_lock_layout_.bytes, "
-            'stream_), npu_kernel_, "aclrtMemsetAsync (sync-block locks)");'
+            f"{ns}::check(aclrtMemsetAsync(npu_scratch_.locks, npu_lock_layout_.bytes, {uniform}, "
+            'npu_lock_layout_.bytes, stream_), npu_kernel_, "aclrtMemsetAsync (sync-block locks)");'
         )
     else:  # a stream-ordered copy from the persistent host image
         lines.append(
-            f"{ns}::check(aclrtMemcpyAsync(npu_locks_.ptr, npu_lock_layout_.bytes, {ns}::lock_image(npu_lock_layout_, "
-            f"{meta.lock_init_val}LL, npu_kernel_), npu_lock_layout_.bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream_), "
-            'npu_kernel_, "aclrtMemcpyAsync (sync-block locks)");'
+            f"{ns}::check(aclrtMemcpyAsync(npu_scratch_.locks, npu_lock_layout_.bytes, {ns}::lock_image("
+            f"npu_lock_layout_, {init}LL, npu_device_, npu_kernel_), npu_lock_layout_.bytes, "
+            'ACL_MEMCPY_HOST_TO_DEVICE, stream_), npu_kernel_, "aclrtMemcpyAsync (sync-block locks)");'
         )
     return lines
