@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,16 +21,17 @@ from npu_inductor_compat.patching import wraps_original
 SIMULATED_BINARY = b"// simulated NPU: no kernel binary (codegen only)\n"
 
 # Process-wide, not thread-local: autograd compiles a backward graph on its device thread.
-_metadata: dict[str, Any] = {}
+_metadata: Mapping[str, Any] | Callable[[str], Mapping[str, Any]] = {}
 _metadata_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def simulated_metadata(fields: Mapping[str, Any]) -> Iterator[None]:
-    """Within the block, every simulated kernel's compiler metadata carries ``fields`` (e.g. workspace_size)."""
+def simulated_metadata(fields: Mapping[str, Any] | Callable[[str], Mapping[str, Any]]) -> Iterator[None]:
+    """Within the block, every simulated kernel's compiler metadata carries ``fields`` (e.g. workspace_size), or
+    ``fields(kernel_name)`` when it is a function (tests give each kernel of a graph its own)."""
     global _metadata
     with _metadata_lock:
-        previous, _metadata = _metadata, dict(fields)
+        previous, _metadata = _metadata, fields if callable(fields) else dict(fields)
     try:
         yield
     finally:
@@ -41,7 +42,8 @@ def simulated_metadata(fields: Mapping[str, Any]) -> Iterator[None]:
 def simulated_launcher(autotuner: Any) -> Any:
     """What a compiled launcher looks like to ``save_gpu_kernel``: binary, metadata, config and argument names."""
     params = launch_params(autotuner)
-    metadata = SimpleNamespace(name=params["mangled_name"], num_warps=params["num_warps"], shared=0, **_metadata)
+    fields = _metadata(params["mangled_name"]) if callable(_metadata) else _metadata
+    metadata = SimpleNamespace(name=params["mangled_name"], num_warps=params["num_warps"], shared=0, **fields)
     return SimpleNamespace(
         bin=SimpleNamespace(metadata=metadata, asm={"cubin": SIMULATED_BINARY}),
         config=autotuner.configs[0],

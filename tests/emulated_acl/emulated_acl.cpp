@@ -1,69 +1,115 @@
-// Emulated ACL runtime (tests only). Device memory is host memory; one stream whose work is queued and runs, in
-// order, at aclrtSynchronizeStream. It records every call, the scratch blocks handed out, and for each executed
-// launch its argument struct and the lock contents the kernel would have seen; a launched kernel then dirties its
-// locks and workspace, as a real one may. Hazards it flags:
-//   - a blocking aclrtMemcpy into device memory that queued stream work still uses (the race a recycled lock block
-//     hits when it is initialised with a blocking copy);
-//   - a host buffer that changed between an aclrtMemcpyAsync being queued and the copy running.
-// EMULATED_ACL_FAIL=<function name> makes that function return EMULATED_ACL_INJECTED_ERROR.
-#include "acl/acl.h"
-#include "emulated_scratch.h"
+// Emulated ACL runtime (tests only), built as libascendcl.so. It is compiled against the REAL ACL headers that
+// torch_npu's wheel ships (torch_npu/include/acl), so every function here has the real signature, and the NPU C++
+// wrapper Inductor generates links and runs against it unchanged.
+//
+// Device memory is host memory. Each device has one stream; work queued on a stream runs, in order, when the stream
+// or its device is synchronised. What it models, from the real components:
+//  - launches: at most 65535 blocks (triton-ascend docs/en/migration_guide/migrate_from_gpu.md: "coreDim ... can't
+//    be greater than UINT16_MAX"), else ACL_ERROR_RT_PARAM_INVALID; work for a stream of another device than the
+//    current one is refused with ACL_ERROR_RT_STREAM_CONTEXT (acl error_codes/rt_error_codes.h: "stream not in
+//    current context");
+//  - aclrtSynchronizeDevice runs the current device's queued work (torch_npu's workspace allocator calls it before
+//    freeing a block it grows: NPUWorkspaceAllocator.cpp);
+//  - aclrtFree'd device memory is never handed out again here (it is poisoned and kept), so a launch whose argument
+//    points into freed memory is seen as such when it runs;
+//  - aclrtGetDeviceInfo answers ACL_DEV_ATTR_AICORE_CORE_NUM / ACL_DEV_ATTR_VECTOR_CORE_NUM per device.
+// It records every call, every allocation and every launch as it runs (kernel, device, stream, blockDim, launch
+// attributes, the argument bytes, the device memory each argument word points into and the bytes there before the
+// kernel ran); a launched kernel then dirties the device memory its arguments point into (64 KiB from each), as a
+// real one may.
+// Hazards it flags: a launch reading freed memory, a blocking aclrtMemcpy into memory that queued work still uses, a
+// host buffer changed or freed before the aclrtMemcpyAsync that reads it ran.
+#include <acl/acl.h>
+#include <acl/acl_rt.h>
+#include <acl/error_codes/rt_error_codes.h>
+
+#include "emulated_acl.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace {
 
+constexpr uint32_t kMaxBlocks = 65535;
+constexpr size_t kDumpBytes = 4096;
+constexpr uint64_t kDirtyBytes = 64 << 10;  // what a launch dirties from each pointer it was given
+
 struct Region {
   uintptr_t begin = 0;
   uint64_t size = 0;
-  std::string label;
+  std::string label;  // "device" (aclrtMalloc) or "pinned" (aclrtMallocHost)
+  int id = 0;
+  int32_t device = -1;
+  bool freed = false;
 };
 
 struct Op {
   std::string kind;  // "memset", "copy", "launch"
+  int32_t device = 0;
   void* dst = nullptr;
   uint64_t size = 0;
   int value = 0;
   const void* src = nullptr;
   std::vector<unsigned char> src_when_queued;
-  std::vector<unsigned char> args;
+  std::string kernel;
   uint32_t blocks = 0;
-  int index = 0;
+  std::string attrs = "[]";
+  std::vector<unsigned char> args;
+};
+
+struct Stream {
+  int32_t device = 0;
+  std::vector<Op> queued;
 };
 
 struct State {
+  std::recursive_mutex lock;
   std::map<std::string, int> calls;
   std::string fail;
-  int blocking_copies = 0;
   std::vector<std::string> hazards;
-  std::map<uintptr_t, Region> regions;  // every device block ever handed out, by start address
-  std::map<uint64_t, std::vector<void*>> free_blocks;
-  std::vector<std::string> allocations;  // JSON objects, in order
+  std::map<uintptr_t, Region> regions;  // every block ever handed out, by start address (never reused)
+  int next_region = 0;
+  std::vector<std::string> allocations;
   std::vector<std::string> loads;
   std::vector<std::string> launches;
-  std::vector<Op> queued;
-  std::string error;
-  int launch_count = 0;
-  State() {
-    const char* fail_env = std::getenv("EMULATED_ACL_FAIL");
-    fail = fail_env ? fail_env : "";
-  }
+  std::map<int32_t, Stream> streams;
+  std::map<int32_t, std::pair<int64_t, int64_t>> cores;
+  int32_t (*device_source)() = nullptr;
+  int32_t own_device = 0;
+  bool record_launches = true;
+  int launches_run = 0;
+  int64_t pinned = 0;
+  int64_t peak_pinned = 0;
+  std::string report;
 };
 
 State& state() {
-  static State instance;
-  return instance;
+  static State* instance = new State();  // never destroyed: the wrapper may call in during interpreter shutdown
+  return *instance;
 }
 
 aclError enter(const char* function) {
   State& s = state();
   s.calls[function] += 1;
   return s.fail == function ? EMULATED_ACL_INJECTED_ERROR : ACL_SUCCESS;
+}
+
+int32_t current_device() {
+  State& s = state();
+  return s.device_source ? s.device_source() : s.own_device;
+}
+
+Stream* stream_of(aclrtStream stream) {
+  for (auto& [device, candidate] : state().streams) {
+    if (static_cast<void*>(&candidate) == stream) return &candidate;
+  }
+  return nullptr;
 }
 
 std::string quoted(const std::string& text) {
@@ -91,114 +137,129 @@ std::string hex(const unsigned char* data, size_t size) {
   return out;
 }
 
-const Region* region_at(uintptr_t address) {
+Region* region_at(uintptr_t address) {
   State& s = state();
   auto found = s.regions.upper_bound(address);
   if (found == s.regions.begin()) return nullptr;
   --found;
-  const Region& region = found->second;
+  Region& region = found->second;
   return address < region.begin + region.size ? &region : nullptr;
 }
 
-// Device regions a queued op writes or a launch may touch (any 8-byte argument word pointing at a region start).
-std::vector<const Region*> touched(const Op& op) {
-  std::vector<const Region*> out;
+Region& add_region(void* block, uint64_t size, const std::string& label, int32_t device) {
+  State& s = state();
+  const auto begin = reinterpret_cast<uintptr_t>(block);
+  Region& region = s.regions[begin];
+  region = Region{begin, size, label, s.next_region++, device, false};
+  s.allocations.push_back("{\"id\":" + std::to_string(region.id) + ",\"label\":" + quoted(label) +
+                          ",\"size\":" + std::to_string(size) + ",\"ptr\":" + std::to_string(begin) +
+                          ",\"device\":" + std::to_string(device) + "}");
+  return region;
+}
+
+// The device regions an op writes or a launch may touch (argument words pointing into a region).
+std::vector<Region*> touched(const Op& op) {
+  std::vector<Region*> out;
   if (op.kind == "launch") {
-    for (size_t offset = 0; offset + 8 <= op.args.size(); offset += 4) {
+    for (size_t offset = 0; offset + 8 <= op.args.size(); offset += 8) {
       uintptr_t word = 0;
       std::memcpy(&word, op.args.data() + offset, 8);
-      auto found = state().regions.find(word);
-      if (found != state().regions.end()) out.push_back(&found->second);
+      if (Region* region = region_at(word)) out.push_back(region);
     }
-  } else if (const Region* region = region_at(reinterpret_cast<uintptr_t>(op.dst))) {
+  } else if (Region* region = region_at(reinterpret_cast<uintptr_t>(op.dst))) {
     out.push_back(region);
   }
   return out;
 }
 
-void run_queued() {
+void run(Op& op) {
   State& s = state();
-  for (const Op& op : s.queued) {
+  if (op.kind == "memset" || op.kind == "copy") {
+    Region* target = region_at(reinterpret_cast<uintptr_t>(op.dst));
+    if (target != nullptr && target->freed) {
+      s.hazards.push_back("queued " + op.kind + " writes freed device memory (region " + std::to_string(target->id) +
+                          ")");
+    }
     if (op.kind == "memset") {
       std::memset(op.dst, op.value, op.size);
-    } else if (op.kind == "copy") {
-      if (std::memcmp(op.src, op.src_when_queued.data(), op.size) != 0) {
-        s.hazards.push_back("host buffer changed before the queued aclrtMemcpyAsync ran");
-      }
-      std::memcpy(op.dst, op.src, op.size);
-    } else {
-      std::string pointers = "[";
-      std::string locks = "null";
-      for (size_t offset = 0; offset + 8 <= op.args.size(); offset += 4) {
-        uintptr_t word = 0;
-        std::memcpy(&word, op.args.data() + offset, 8);
-        auto found = s.regions.find(word);
-        if (found == s.regions.end()) continue;
-        const Region& region = found->second;
-        if (pointers.size() > 1) pointers += ",";
-        pointers += "{\"offset\":" + std::to_string(offset) + ",\"label\":" + quoted(region.label) +
-                    ",\"size\":" + std::to_string(region.size) + "}";
-        if (region.label == "sync-block locks") {
-          locks = "[";
-          const auto* slots = reinterpret_cast<const int64_t*>(region.begin);
-          for (uint64_t i = 0; i < region.size / 8; ++i) {
-            locks += (i ? "," : "") + std::to_string(slots[i]);
-          }
-          locks += "]";
-        }
-      }
-      pointers += "]";
-      s.launches.push_back("{\"index\":" + std::to_string(op.index) + ",\"blocks\":" + std::to_string(op.blocks) +
-                           ",\"args\":" + quoted(hex(op.args.data(), op.args.size())) + ",\"pointers\":" + pointers +
-                           ",\"locks_before\":" + locks + "}");
-      for (const Region* region : touched(op)) {  // the kernel leaves its scratch dirty
-        if (region->label != "tensor") std::memset(reinterpret_cast<void*>(region->begin), 0xA5, region->size);
-      }
+      return;
     }
+    Region* source = region_at(reinterpret_cast<uintptr_t>(op.src));
+    if (source != nullptr && source->freed) {
+      s.hazards.push_back("host buffer of a queued aclrtMemcpyAsync was freed before the copy ran");
+    } else if (std::memcmp(op.src, op.src_when_queued.data(), op.size) != 0) {
+      s.hazards.push_back("host buffer changed before the queued aclrtMemcpyAsync ran");
+    }
+    std::memcpy(op.dst, op.src, op.size);
+    return;
   }
-  s.queued.clear();
+  s.launches_run += 1;
+  std::string pointers = "[";
+  struct Span {
+    uintptr_t begin;
+    uint64_t size;
+    bool freed;
+  };
+  std::vector<Span> dirty;
+  for (size_t offset = 0; offset + 8 <= op.args.size(); offset += 8) {
+    uintptr_t word = 0;
+    std::memcpy(&word, op.args.data() + offset, 8);
+    Region* region = region_at(word);
+    if (region == nullptr) continue;
+    if (region->freed) {
+      s.hazards.push_back("launch of " + op.kernel + " reads freed device memory (argument at byte " +
+                          std::to_string(offset) + ", region " + std::to_string(region->id) + ")");
+    }
+    dirty.push_back({word, std::min<uint64_t>(region->begin + region->size - word, kDirtyBytes), region->freed});
+    if (!s.record_launches) continue;
+    const size_t available = static_cast<size_t>(region->begin + region->size - word);
+    const size_t dumped = available < kDumpBytes ? available : kDumpBytes;
+    if (pointers.size() > 1) pointers += ",";
+    pointers += "{\"offset\":" + std::to_string(offset) + ",\"region\":" + std::to_string(region->id) +
+                ",\"label\":" + quoted(region->label) + ",\"region_offset\":" + std::to_string(word - region->begin) +
+                ",\"region_size\":" + std::to_string(region->size) + ",\"freed\":" +
+                (region->freed ? "true" : "false") + ",\"device\":" + std::to_string(region->device) +
+                ",\"bytes\":" + quoted(hex(reinterpret_cast<const unsigned char*>(word), dumped)) + "}";
+  }
+  pointers += "]";
+  if (s.record_launches) {
+    s.launches.push_back("{\"kernel\":" + quoted(op.kernel) + ",\"device\":" + std::to_string(op.device) +
+                         ",\"blocks\":" + std::to_string(op.blocks) + ",\"attrs\":" + op.attrs +
+                         ",\"args\":" + quoted(hex(op.args.data(), op.args.size())) + ",\"pointers\":" + pointers +
+                         "}");
+  }
+  for (const Span& span : dirty) {  // the kernel leaves the device memory it was given dirty
+    if (!span.freed) std::memset(reinterpret_cast<void*>(span.begin), 0xA5, span.size);
+  }
+}
+
+void run_stream(Stream& stream) {
+  std::vector<Op> work;
+  work.swap(stream.queued);
+  for (Op& op : work) run(op);
+}
+
+aclError queue(aclrtStream handle, Op op) {
+  Stream* stream = stream_of(handle);
+  if (stream == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+  if (stream->device != current_device()) {
+    state().hazards.push_back(op.kind + " queued on device " + std::to_string(stream->device) + "'s stream while device " +
+                              std::to_string(current_device()) + " is current");
+    return ACL_ERROR_RT_STREAM_CONTEXT;
+  }
+  op.device = stream->device;
+  stream->queued.push_back(std::move(op));
+  return ACL_SUCCESS;
 }
 
 }  // namespace
 
-namespace emulated_acl {
+// ---------------------------------------------------------------------------------------------- the test's side
+extern "C" {
 
-void* allocate(uint64_t bytes, aclrtStream stream, const char* label) {
+const char* emulated_acl_report(void) {
   State& s = state();
-  (void)stream;
-  void* block = nullptr;
-  auto& free_list = s.free_blocks[bytes];
-  if (!free_list.empty()) {
-    block = free_list.back();
-    free_list.pop_back();
-  } else {
-    block = std::malloc(bytes ? bytes : 1);
-  }
-  const auto begin = reinterpret_cast<uintptr_t>(block);
-  s.regions[begin] = Region{begin, bytes, label};
-  s.allocations.push_back("{\"label\":" + quoted(label) + ",\"size\":" + std::to_string(bytes) +
-                          ",\"ptr\":" + std::to_string(begin) + "}");
-  return block;
-}
-
-void release(void* block, uint64_t bytes) { state().free_blocks[bytes].push_back(block); }
-
-aclrtStream stream() {
-  static int the_stream = 0;
-  return &the_stream;
-}
-
-void* device_buffer(uint64_t bytes, const char* label) {
-  void* block = std::calloc(bytes, 1);
-  const auto begin = reinterpret_cast<uintptr_t>(block);
-  state().regions[begin] = Region{begin, bytes, label};
-  return block;
-}
-
-void error(const std::string& message) { state().error = message; }
-
-void report() {
-  State& s = state();
+  std::lock_guard<std::recursive_mutex> hold(s.lock);
   auto list = [](const std::vector<std::string>& items) {
     std::string out = "[";
     for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
@@ -211,31 +272,170 @@ void report() {
   calls += "}";
   std::vector<std::string> hazards;
   for (const auto& hazard : s.hazards) hazards.push_back(quoted(hazard));
-  std::printf("{\"calls\":%s,\"blocking_copies\":%d,\"hazards\":%s,\"allocations\":%s,\"loads\":%s,"
-              "\"launches\":%s,\"error\":%s}\n",
-              calls.c_str(), s.blocking_copies, list(hazards).c_str(), list(s.allocations).c_str(),
-              list(s.loads).c_str(), list(s.launches).c_str(), s.error.empty() ? "null" : quoted(s.error).c_str());
+  s.report = "{\"calls\":" + calls + ",\"hazards\":" + list(hazards) + ",\"allocations\":" + list(s.allocations) +
+             ",\"loads\":" + list(s.loads) + ",\"launches\":" + list(s.launches) +
+             ",\"launches_run\":" + std::to_string(s.launches_run) + ",\"pinned\":" + std::to_string(s.pinned) +
+             ",\"peak_pinned\":" + std::to_string(s.peak_pinned) + "}";
+  return s.report.c_str();
 }
 
-}  // namespace emulated_acl
+void emulated_acl_reset(void) {
+  State& s = state();
+  std::lock_guard<std::recursive_mutex> hold(s.lock);
+  s.calls.clear();
+  s.hazards.clear();
+  s.allocations.clear();
+  s.loads.clear();
+  s.launches.clear();
+}
+
+void emulated_acl_fail(const char* function) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  state().fail = function ? function : "";
+}
+
+void emulated_acl_set_cores(int32_t device, int64_t ai_cores, int64_t vector_cores) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  state().cores[device] = {ai_cores, vector_cores};
+}
+
+void* emulated_acl_stream(int32_t device) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  Stream& stream = state().streams[device];
+  stream.device = device;
+  return &stream;
+}
+
+void emulated_acl_set_device_source(int32_t (*source)(void)) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  state().device_source = source;
+}
+
+void emulated_acl_record_launches(int record) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  state().record_launches = record != 0;
+}
+
+void emulated_acl_synchronize_all(void) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  for (auto& [device, stream] : state().streams) run_stream(stream);
+}
+
+int64_t emulated_acl_pinned_bytes(void) { return state().pinned; }
+int64_t emulated_acl_peak_pinned_bytes(void) { return state().peak_pinned; }
+
+}  // extern "C"
+
+// ---------------------------------------------------------------------------------------------- ACL
+aclError aclrtGetDevice(int32_t* deviceId) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtGetDevice")) return status;
+  *deviceId = current_device();
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSetDevice(int32_t deviceId) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtSetDevice")) return status;
+  state().own_device = deviceId;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtGetDeviceInfo")) return status;
+  auto found = state().cores.find(static_cast<int32_t>(deviceId));
+  if (found == state().cores.end()) return ACL_ERROR_RT_PARAM_INVALID;
+  if (attr == ACL_DEV_ATTR_AICORE_CORE_NUM) {
+    *value = found->second.first;
+  } else if (attr == ACL_DEV_ATTR_VECTOR_CORE_NUM) {
+    *value = found->second.second;
+  } else {
+    return ACL_ERROR_RT_PARAM_INVALID;
+  }
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeDevice(void) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtSynchronizeDevice")) return status;
+  const int32_t device = current_device();
+  for (auto& [index, stream] : state().streams) {
+    if (stream.device == device) run_stream(stream);
+  }
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeStream(aclrtStream stream) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtSynchronizeStream")) return status;
+  Stream* found = stream_of(stream);
+  if (found == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+  run_stream(*found);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtMalloc")) return status;
+  (void)policy;
+  *devPtr = std::calloc(size ? size : 1, 1);
+  add_region(*devPtr, size, "device", current_device());
+  return ACL_SUCCESS;
+}
+
+aclError aclrtFree(void* devPtr) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtFree")) return status;
+  Region* region = region_at(reinterpret_cast<uintptr_t>(devPtr));
+  if (region == nullptr || region->freed || region->label != "device") return ACL_ERROR_RT_PARAM_INVALID;
+  region->freed = true;  // kept, poisoned, never handed out again: a later use is seen as a use after free
+  std::memset(devPtr, 0xDD, region->size);
+  return ACL_SUCCESS;
+}
 
 aclError aclrtMallocHost(void** hostPtr, size_t size) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtMallocHost")) return status;
+  State& s = state();
   *hostPtr = std::malloc(size ? size : 1);
+  add_region(*hostPtr, size, "pinned", -1);
+  s.pinned += static_cast<int64_t>(size);
+  if (s.pinned > s.peak_pinned) s.peak_pinned = s.pinned;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtFreeHost(void* hostPtr) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtFreeHost")) return status;
+  State& s = state();
+  Region* region = region_at(reinterpret_cast<uintptr_t>(hostPtr));
+  if (region == nullptr || region->freed || region->label != "pinned") return ACL_ERROR_RT_PARAM_INVALID;
+  for (auto& [device, stream] : s.streams) {
+    for (const Op& op : stream.queued) {
+      if (op.kind == "copy" && region_at(reinterpret_cast<uintptr_t>(op.src)) == region) {
+        s.hazards.push_back("aclrtFreeHost of a host buffer a queued aclrtMemcpyAsync still reads");
+      }
+    }
+  }
+  region->freed = true;
+  s.pinned -= static_cast<int64_t>(region->size);
   return ACL_SUCCESS;
 }
 
 aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtMemcpy")) return status;
   State& s = state();
-  s.blocking_copies += 1;
-  if (count > destMax) return 1;
+  if (count > destMax) return ACL_ERROR_RT_PARAM_INVALID;
   const Region* target = region_at(reinterpret_cast<uintptr_t>(dst));
-  for (const Op& op : s.queued) {
-    for (const Region* region : touched(op)) {
-      if (target != nullptr && region == target) {
-        s.hazards.push_back("blocking aclrtMemcpy into " + target->label + " while queued stream work (" + op.kind +
-                            ") still uses it");
+  for (auto& [device, stream] : s.streams) {
+    for (const Op& op : stream.queued) {
+      for (const Region* region : touched(op)) {
+        if (target != nullptr && region == target) {
+          s.hazards.push_back("blocking aclrtMemcpy into memory that queued stream work (" + op.kind +
+                              ") still uses");
+        }
       }
     }
   }
@@ -246,44 +446,47 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, a
 
 aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
                           aclrtStream stream) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtMemcpyAsync")) return status;
-  if (count > destMax || kind != ACL_MEMCPY_HOST_TO_DEVICE || stream != emulated_acl::stream()) return 1;
+  if (count > destMax || kind != ACL_MEMCPY_HOST_TO_DEVICE) return ACL_ERROR_RT_PARAM_INVALID;
   Op op;
   op.kind = "copy";
   op.dst = dst;
   op.size = count;
   op.src = src;
   op.src_when_queued.assign(static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + count);
-  state().queued.push_back(op);
-  return ACL_SUCCESS;
+  return queue(stream, std::move(op));
 }
 
 aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtMemsetAsync")) return status;
-  if (count > maxCount || stream != emulated_acl::stream()) return 1;
+  if (count > maxCount) return ACL_ERROR_RT_PARAM_INVALID;
   Op op;
   op.kind = "memset";
   op.dst = devPtr;
   op.size = count;
   op.value = value;
-  state().queued.push_back(op);
-  return ACL_SUCCESS;
+  return queue(stream, std::move(op));
 }
 
 aclError aclrtBinaryLoadFromData(const void* data, size_t length, const aclrtBinaryLoadOptions* options,
                                  aclrtBinHandle* binHandle) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtBinaryLoadFromData")) return status;
   uint32_t magic = 0;
   for (size_t i = 0; options != nullptr && i < options->numOpt; ++i) {
     if (options->options[i].type == ACL_RT_BINARY_LOAD_OPT_MAGIC) magic = options->options[i].value.magic;
   }
-  state().loads.push_back("{\"bytes\":" + std::to_string(length) + ",\"magic\":" + std::to_string(magic) + "}");
+  state().loads.push_back("{\"bytes\":" + std::to_string(length) + ",\"magic\":" + std::to_string(magic) +
+                          ",\"device\":" + std::to_string(current_device()) + "}");
   (void)data;
   *binHandle = new int(0);
   return ACL_SUCCESS;
 }
 
 aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char* kernelName, aclrtFuncHandle* funcHandle) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtBinaryGetFunction")) return status;
   *funcHandle = new std::string(kernelName);
   (void)binHandle;
@@ -293,41 +496,32 @@ aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char* kern
 aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream stream,
                                        aclrtLaunchKernelCfg* cfg, void* hostArgs, size_t argsSize,
                                        aclrtPlaceHolderInfo* placeHolderArray, size_t placeHolderNum) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtLaunchKernelWithHostArgs")) return status;
-  if (funcHandle == nullptr || stream != emulated_acl::stream()) return 1;
-  (void)cfg;
+  if (funcHandle == nullptr || numBlocks == 0 || numBlocks > kMaxBlocks) return ACL_ERROR_RT_PARAM_INVALID;
   (void)placeHolderArray;
   (void)placeHolderNum;
   Op op;
   op.kind = "launch";
+  op.kernel = *static_cast<std::string*>(funcHandle);
   op.blocks = numBlocks;
-  op.index = state().launch_count++;
+  if (cfg != nullptr) {
+    op.attrs = "[";
+    for (size_t i = 0; i < cfg->numAttrs; ++i) {
+      const aclrtLaunchKernelAttr& attr = cfg->attrs[i];
+      op.attrs += (i ? "," : "") + std::string("{\"id\":") + std::to_string(static_cast<int>(attr.id)) +
+                  ",\"value\":" + std::to_string(attr.value.dynUBufSize) + "}";
+    }
+    op.attrs += "]";
+  }
   op.args.assign(static_cast<unsigned char*>(hostArgs), static_cast<unsigned char*>(hostArgs) + argsSize);
-  state().queued.push_back(op);
-  return ACL_SUCCESS;
+  return queue(stream, std::move(op));
 }
 
 aclError aclrtGetHardwareSyncAddr(void** addr) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtGetHardwareSyncAddr")) return status;
   static int ffts = 0;
   *addr = &ffts;
-  return ACL_SUCCESS;
-}
-
-aclError aclrtGetDevice(int32_t* deviceId) {
-  if (aclError status = enter("aclrtGetDevice")) return status;
-  *deviceId = 0;
-  return ACL_SUCCESS;
-}
-
-aclError aclrtSetDevice(int32_t deviceId) {
-  (void)deviceId;
-  return enter("aclrtSetDevice");
-}
-
-aclError aclrtSynchronizeStream(aclrtStream stream) {
-  if (aclError status = enter("aclrtSynchronizeStream")) return status;
-  (void)stream;
-  run_queued();
   return ACL_SUCCESS;
 }

@@ -1,0 +1,36 @@
+// The test side of the emulated ACL runtime (libascendcl.so built from emulated_acl.cpp): what a test may ask of it.
+// Plain C, so Python reaches it with ctypes in the process that runs the generated wrapper.
+#pragma once
+#include <stdint.h>
+
+#define EMULATED_ACL_INJECTED_ERROR 507899
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Everything recorded since the last reset, as JSON (valid until the next call).
+const char* emulated_acl_report(void);
+// Forget calls, launches and hazards (memory and loaded kernels stay).
+void emulated_acl_reset(void);
+// Make every later call of `function` fail with EMULATED_ACL_INJECTED_ERROR ("" for none).
+void emulated_acl_fail(const char* function);
+// The core counts aclrtGetDeviceInfo reports for `device`.
+void emulated_acl_set_cores(int32_t device, int64_t ai_cores, int64_t vector_cores);
+// The stream of `device` (one per device).
+void* emulated_acl_stream(int32_t device);
+// Where the current device comes from: torch_npu keeps ACL's current device in step with its own (NPUFunctions.cpp,
+// SetDevice calls aclrtSetDevice); under the simulated NPU the device guard is torch's, so the stub torch_npu hands
+// this runtime a function that reads it.
+void emulated_acl_set_device_source(int32_t (*source)(void));
+// Whether each executed launch is kept for the report (on by default; benchmarks turn it off).
+void emulated_acl_record_launches(int record);
+// Run the queued work of every stream.
+void emulated_acl_synchronize_all(void);
+// Bytes of pinned host memory now and at the most since the start.
+int64_t emulated_acl_pinned_bytes(void);
+int64_t emulated_acl_peak_pinned_bytes(void);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,153 @@
+"""Run a graph's complete NPU C++ wrapper for real on the simulated NPU, against the emulated ACL (a fresh process).
+
+Usage: python run_wrapper.py PLAN.json  (prints one JSON line). The environment carries the build options the
+package uses for device "npu" (NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME, ASCEND_HOME_PATH; see build.py).
+
+Inductor generates the C++ wrapper for ``graph`` (``cpp_wrapper=True``, dynamic shapes), compiles it and links it
+with the package's build options against libtorch_npu / libascendcl, loads it and calls it with real input tensors;
+only the Triton kernels themselves are not run (the emulated ACL records each launch and dirties the memory it was
+given). Each kernel gets the launch metadata of one scenario, in the order Inductor saves them.
+
+PLAN: {"scenarios": [metadata, ...], "cores": {device: [ai, vector]}, "record": bool, "phases": [{"device": d,
+"sizes": [n or "over_limit", ...], "env": {...}, "fail": [ACL function or null, ...]}, ...]}. A phase with a new device
+or env compiles afresh; each size is called once per entry of "fail", with that ACL function failing. For each call
+the output records the size, device, input and output data pointers and which launches it made; for each failing
+call the error message.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+from typing import Any
+
+
+def graph(x: Any) -> Any:
+    """Four kernels: a pointwise one, a reduction over rows of 8, a pointwise one over half the input and a
+    reduction over rows of 16 (sizes must be multiples of 16)."""
+    return (
+        x.sin() + 1.0,
+        x.view(-1, 8).cos().sum(1),
+        (x[::2] * 3.0 + x[1::2]).relu(),
+        x.view(-1, 16).exp().amax(1),
+    )
+
+
+SAVED: dict[str, dict[str, Any]] = {}
+
+
+def keep_saved_params() -> None:
+    """Keep every kernel's saved params (Inductor forgets them once the wrapper is generated)."""
+    from torch._inductor.codecache import CudaKernelParamCache
+
+    original = CudaKernelParamCache.set.__func__
+
+    def set_(cls: Any, key: str, params: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        SAVED[key] = params
+        return original(cls, key, params, *args, **kwargs)
+
+    CudaKernelParamCache.set = classmethod(set_)
+
+
+def remember(kernels: dict[str, dict[str, Any]], assigned: dict[str, int]) -> None:
+    """Each kernel's scenario, block size and launch arguments (name and Triton type), from its saved params."""
+    for name, scenario in assigned.items():
+        params = SAVED.get(name)
+        if params and name not in kernels:
+            meta = params["triton_meta"]
+            arguments = [arg for arg in params["call_args"] if arg not in meta["constants"]]
+            kernels[name] = {
+                "scenario": scenario,
+                "config": {key: value for key, value in params["config"].items() if isinstance(value, int)},
+                "args": [[arg, meta["signature"][arg]] for arg in arguments],
+            }
+
+
+def over_the_launch_limit(kernels: dict[str, dict[str, Any]]) -> int:
+    """An input size for which the first (pointwise) kernel's grid has 65536 blocks."""
+    first = next(iter(kernels.values()))
+    return 65536 * int(first["config"]["XBLOCK"])
+
+
+def main() -> None:
+    import torch
+    import torch._inductor.config as inductor_config
+
+    from npu_inductor_compat.activation import activate
+    from npu_inductor_compat.common import providers
+    from npu_inductor_compat.common.simulated import device
+    from npu_inductor_compat.common.simulated.kernel_params import simulated_metadata
+
+    with open(sys.argv[1]) as file:
+        plan = json.load(file)
+    acl = ctypes.CDLL(os.path.join(os.environ["ASCEND_HOME_PATH"], "lib64", "libascendcl.so"))
+    acl.emulated_acl_report.restype = ctypes.c_char_p
+    acl.emulated_acl_fail.argtypes = [ctypes.c_char_p]
+    acl.emulated_acl_set_cores.argtypes = [ctypes.c_int32, ctypes.c_int64, ctypes.c_int64]
+    for index, (ai, vector) in plan["cores"].items():
+        acl.emulated_acl_set_cores(int(index), ai, vector)
+    record = plan.get("record", True)  # off: no launch records, no per-call bookkeeping (benchmarks)
+    acl.emulated_acl_record_launches(int(record))
+
+    device.setup()
+    providers.set_provider(device.PROVIDER)
+    activate()
+    keep_saved_params()
+    scenarios = plan["scenarios"]
+    assigned: dict[str, int] = {}
+
+    def metadata_for(kernel: str) -> dict[str, Any]:
+        if kernel not in assigned:
+            assigned[kernel] = len(assigned) % len(scenarios)
+        return dict(scenarios[assigned[kernel]])
+
+    calls: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    kernels: dict[str, dict[str, Any]] = {}
+    compiled, compiled_for = None, None
+    with inductor_config.patch(cpp_wrapper=True, force_disable_caches=True), simulated_metadata(metadata_for):
+        for phase in plan["phases"]:
+            os.environ.update(phase.get("env", {}))
+            key = (phase["device"], json.dumps(phase.get("env", {}), sort_keys=True))
+            if key != compiled_for:
+                torch._dynamo.reset()
+                compiled, compiled_for = torch.compile(graph, dynamic=True), key
+            for size in phase["sizes"]:
+                n = size if isinstance(size, int) else over_the_launch_limit(kernels)
+                x = torch.randn(n).to(f"npu:{phase['device']}")
+                if not record:
+                    compiled(x)
+                    acl.emulated_acl_synchronize_all()
+                    continue
+                for function in phase.get("fail", [None]):
+                    acl.emulated_acl_fail((function or "").encode())
+                    first = len(json.loads(acl.emulated_acl_report())["launches"])
+                    try:
+                        outputs = compiled(x)
+                    except Exception as err:  # the wrapper's C++ error, as Python sees it
+                        errors.append({"n": n, "fail": function, "type": type(err).__name__, "message": str(err)})
+                        outputs = None
+                    finally:
+                        acl.emulated_acl_fail(b"")
+                    acl.emulated_acl_synchronize_all()
+                    last = len(json.loads(acl.emulated_acl_report())["launches"])
+                    remember(kernels, assigned)
+                    if outputs is not None:
+                        calls.append(
+                            {
+                                "n": n,
+                                "device": phase["device"],
+                                "x": x.data_ptr(),
+                                "outputs": [out.data_ptr() for out in outputs],
+                                "launches": [first, last],
+                            }
+                        )
+                    del outputs
+    report = json.loads(acl.emulated_acl_report())
+    print(json.dumps({"kernels": kernels, "calls": calls, "errors": errors, "report": report}))
+
+
+if __name__ == "__main__":
+    main()
