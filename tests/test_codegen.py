@@ -80,7 +80,10 @@ def test_kernel_metadata_reaches_the_npu_launch_and_the_cpp_compiles_against_the
 ) -> None:
     """Real codegen on the simulated NPU, then g++ -fsyntax-only against torch's headers and those of the torch_npu
     wheel paired with this line (downloaded once into the cache; never imported)."""
-    metadata = "workspace_size=32,sync_block_lock_layout=0x100000001,mix_mode=mix,auto_tile_and_bind_subblock=true"
+    metadata = (
+        "workspace_size=32,sync_block_lock_layout=0x100000001,mix_mode=mix,auto_tile_and_bind_subblock=true,"
+        "parallel_mode=simt,shared_mem_dynamic_size=4096"
+    )
     done, summary = codegen(
         tmp_path,
         "--cpp-wrapper",
@@ -103,8 +106,9 @@ def test_kernel_metadata_reaches_the_npu_launch_and_the_cpp_compiles_against_the
         source = (tmp_path / "out" / f"graph_{graph['index']}" / "wrapper_source.cpp").read_text()
         launches = source.count("aclrtLaunchKernelWithHostArgs(")
         assert launches >= len(graph["kernels"]) > 0
-        assert source.count("npu_inductor_compat_rt::Scratch npu_workspace_(") == launches
-        assert source.count("lock_layout(8ULL, 1ULL, npu_inductor_compat_rt::mul(npu_blocks_, 2ULL") == launches
+        assert source.count("npu_inductor_compat_rt::Scratch npu_scratch_(npu_workspace_bytes_, ") == launches
+        assert source.count("lock_layout(8ULL, 1ULL, npu_inductor_compat_rt::mul(npu_block_dim_, 2ULL") == launches
+        assert source.count("npu_attr_.value.dynUBufSize = 4096U;") == launches
         assert "cuLaunchKernel" not in source and "aclrtMemcpy(" not in source
 
 

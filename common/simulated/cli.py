@@ -66,11 +66,16 @@ METADATA_KEYS = (
     "mix_mode",
     "auto_tile_and_bind_subblock",
     "force_simt_only",
+    "is_pure_simt",
+    "parallel_mode",
+    "shared_mem_dynamic_size",
+    "has_auto_blockify_blacklist_op",
 )
+TEXT_KEYS = ("mix_mode", "parallel_mode")
 
 
 def parse_kernel_metadata(text: str) -> dict[str, Any]:
-    """``key=value,...`` into metadata fields: integers (decimal or 0x hex), true/false, or a mix_mode name;
+    """``key=value,...`` into metadata fields: integers (decimal or 0x hex), true/false, or a mode name;
     validated exactly as real compiler metadata is. Raises ValueError naming what is wrong."""
     from npu_inductor_compat.common.kernel_metadata import read_launch_metadata
 
@@ -87,7 +92,7 @@ def parse_kernel_metadata(text: str) -> dict[str, Any]:
         value: Any = raw
         if raw.lower() in ("true", "false"):
             value = raw.lower() == "true"
-        elif key != "mix_mode":
+        elif key not in TEXT_KEYS:
             try:
                 value = int(raw, 0)
             except ValueError:
