@@ -11,7 +11,8 @@
 //  - aclrtSynchronizeDevice runs the current device's queued work (torch_npu's workspace allocator calls it before
 //    freeing a block it grows: NPUWorkspaceAllocator.cpp);
 //  - aclrtFree'd device memory is never handed out again here (it is poisoned and kept), so a launch whose argument
-//    points into freed memory is seen as such when it runs;
+//    points into freed memory is seen as such when it runs (pinned host memory is released: aclrtFreeHost checks
+//    that no queued copy still reads it);
 //  - aclrtGetDeviceInfo answers ACL_DEV_ATTR_AICORE_CORE_NUM / ACL_DEV_ATTR_VECTOR_CORE_NUM per device.
 // It records every call, every allocation and every launch as it runs (kernel, device, stream, blockDim, launch
 // attributes, the argument bytes, the device memory each argument word points into and the bytes there before the
@@ -418,8 +419,10 @@ aclError aclrtFreeHost(void* hostPtr) {
       }
     }
   }
-  region->freed = true;
+  // No queued copy reads it (checked above), so the memory really goes: a benchmark makes thousands of images.
   s.pinned -= static_cast<int64_t>(region->size);
+  s.regions.erase(region->begin);
+  std::free(hostPtr);
   return ACL_SUCCESS;
 }
 
