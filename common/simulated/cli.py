@@ -54,6 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="compile each C++ wrapper with g++ -fsyntax-only against torch's and torch_npu's headers (needs "
         "--cpp-wrapper; torch_npu's come from an installed torch_npu or the paired wheel, downloaded once)",
     )
+    parser.add_argument(
+        "--check-kernels",
+        action="store_true",
+        help="lower every generated Triton kernel, once per autotune config, through triton-ascend's compiler front "
+        "end (TTIR, then linalg; the npubin stage needs CANN): from $NPU_INDUCTOR_COMPAT_TRITON_ASCEND, this "
+        "environment's triton if it is triton-ascend, or the wheel installed once into the cache (never into this "
+        "environment)",
+    )
     return parser
 
 
@@ -158,6 +166,11 @@ def _table(summary: dict[str, Any]) -> str:
         status = "ok" if error is None else f"{error['type']}: {error['message'].splitlines()[0][:90]}"
         if "header_check" in graph:
             status += ", headers ok" if graph["header_check"] == "ok" else ", HEADER CHECK FAILED"
+        if "kernel_check" in graph:
+            configs = [result for results in graph["kernel_check"].values() for result in results]
+            rejected = sum(1 for result in configs if not result["ok"])
+            status += f", {len(configs)} kernel configs lowered" if not rejected else f", {rejected} of "
+            status += f"{len(configs)} KERNEL CONFIGS REJECTED by triton-ascend" if rejected else ""
         rows.append((str(graph["index"]), graph["kind"], graph["wrapper"], str(len(graph["kernels"])), status))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = [
@@ -218,7 +231,7 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             print(f"npu_inductor_compat codegen: activation failed, nothing applied: {err}", file=sys.stderr)
             return 1
         script_error = None
-        header_failures = 0
+        header_failures = kernel_failures = 0
         import torch
 
         torch._dynamo.reset()
@@ -254,6 +267,11 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
         if args.check_headers:
             header_failures = _check_headers(out, summary, torch.__version__)
             (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        if args.check_kernels:
+            from npu_inductor_compat.common.simulated import kernel_check
+
+            kernel_failures = kernel_check.check(out, summary)
+            (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     finally:
         deactivate()
         providers.set_provider(previous)
@@ -273,7 +291,18 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             print(f"{header_failures} C++ wrapper(s) failed the header check (errors: header_check in summary.json)")
         else:
             print(f"every C++ wrapper compiles against torch's headers and {', '.join(check['headers'])}")
-    return 1 if script_error is not None or capture.failed() or (args.check_headers and header_failures) else 0
+    if args.check_kernels:
+        check = summary.get("kernel_check", {})
+        if check.get("error"):
+            print(f"kernel check: {check['error']}", file=sys.stderr)
+        if check.get("triton_ascend"):
+            verdict = "every kernel config lowered" if not kernel_failures else f"{kernel_failures} config(s) rejected"
+            print(
+                f"triton-ascend {check['triton_ascend']} ({check['source']}): {check['configs']} kernel config(s) "
+                f"to linalg in {check['seconds']} s: {verdict} (messages: kernel_check in summary.json)"
+            )
+    failed = (args.check_headers and header_failures) or (args.check_kernels and kernel_failures)
+    return 1 if script_error is not None or capture.failed() or failed else 0
 
 
 def _check_headers(out: Path, summary: dict[str, Any], torch_version: str) -> int:
