@@ -49,6 +49,9 @@ class Capture:
     graphs: list[GraphRecord] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     current: dict[int, GraphRecord] = field(default_factory=dict)  # id(GraphLowering) -> its record
+    # id(GraphModule) -> a copy taken before Inductor's post-grad passes, which rewrite the graph for lowering only
+    # (e.g. reinplacing a foreach op leaves a getitem of its None result): that copy is what runs eagerly.
+    before_passes: dict[int, Any] = field(default_factory=dict)
 
     def failed(self) -> list[GraphRecord]:
         return [graph for graph in self.graphs if graph.error is not None]
@@ -115,7 +118,7 @@ def _compile_to_module_capturing(capture: Capture) -> Any:
             record = capture.current.get(id(self))
             if record is None or record.wrapper_source == "":  # the first pass of cpp_wrapper's two-pass codegen
                 self.codegen()
-                return _EagerModule(self.module)
+                return _EagerModule(capture.before_passes.get(id(self.module), self.module))
             record.wrapper = "cpp" if self.cpp_wrapper else "python"
             record.wrapper_source = ""  # marks "generating": a nested call is that first pass
             try:
@@ -128,7 +131,7 @@ def _compile_to_module_capturing(capture: Capture) -> Any:
             finally:
                 capture.current.pop(id(self), None)
                 _keep(capture, record)
-            return _EagerModule(self.module)
+            return _EagerModule(capture.before_passes.pop(id(self.module), self.module))
 
         return compile_to_module
 
@@ -163,8 +166,42 @@ def _recording_define_kernel(capture: Capture) -> Any:
     return replacement
 
 
+def _keeping_the_graph_before_passes(capture: Capture) -> Any:
+    def replacement(original: Any) -> Any:
+        @wraps_original(original)
+        def _recursive_post_grad_passes(gm: Any, *args: Any, **kwargs: Any) -> Any:
+            import copy
+
+            try:
+                kept = copy.deepcopy(gm)
+            except Exception:  # a graph that cannot be copied runs as lowered, as before
+                kept = None
+            result = original(gm, *args, **kwargs)
+            if kept is not None:
+                with capture.lock:
+                    capture.before_passes[id(gm)] = kept
+            return result
+
+        return _recursive_post_grad_passes
+
+    return replacement
+
+
 def capture_records(capture: Capture) -> list[Patch]:
     return [
+        Patch(
+            id="capture-graph-before-passes",
+            layer="capture",
+            why="run each graph eagerly as it was before Inductor's post-grad passes, which rewrite it for lowering "
+            "only (a reinplaced foreach op leaves a getitem of its None result: optimizer steps could not run)",
+            upstream="torch._inductor.compile_fx._recursive_post_grad_passes",
+            remove_when="never: this is the codegen command's capture",
+            changes=(
+                Change(
+                    "torch._inductor.compile_fx:_recursive_post_grad_passes", _keeping_the_graph_before_passes(capture)
+                ),
+            ),
+        ),
         Patch(
             id="capture-lowering",
             layer="capture",
