@@ -111,15 +111,31 @@ def _cached_install() -> TritonAscend:
 
 # ---------------------------------------------------------------------------------------------- orchestration
 def kernel_files(out: Path, summary: dict[str, Any]) -> list[tuple[int, str, Path]]:
-    """(graph index, kernel name, file) of every kernel the codegen run wrote."""
+    """(graph index, kernel name, file) of every Triton kernel the codegen run wrote (a graph may also hold C++
+    kernels for CPU tensors, e.g. an optimizer's step counts: triton-ascend never sees those)."""
     found = []
     for graph in summary["graphs"]:
         folder = out / f"graph_{graph['index']}" / "kernels"
         for name in graph["kernels"]:
             safe = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
-            if (folder / f"{safe}.py").is_file():
-                found.append((graph["index"], name, folder / f"{safe}.py"))
+            path = folder / f"{safe}.py"
+            if path.is_file() and _defined_with(path.read_text()) in ("triton", None):
+                found.append((graph["index"], name, path))
     return found
+
+
+def _defined_with(text: str) -> str | None:
+    """The ``async_compile`` method a kernel fragment is defined with ("triton", "cpp_pybinding", ...), or None."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            if isinstance(owner, ast.Name) and owner.id == "async_compile":
+                return node.func.attr
+    return None
 
 
 def lower(files: list[Path], triton_ascend: TritonAscend, timeout: float = 900) -> list[dict[str, Any]]:
