@@ -222,7 +222,11 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
     from npu_inductor_compat.common.simulated.capture import capturing
     from npu_inductor_compat.common.simulated.kernel_params import simulated_metadata
 
-    device.setup()
+    try:
+        device.setup()
+    except RuntimeError as err:  # e.g. no setuptools for torch's cpp_extension: say so, no traceback
+        print(f"npu_inductor_compat codegen: cannot set the simulated NPU up: {err}", file=sys.stderr)
+        return 1
     previous = providers.set_provider(device.PROVIDER)
     try:
         try:

@@ -170,7 +170,13 @@ def _build_directory(name: str) -> Path:
 
 
 def _load_extension(verbose: bool) -> SimulatedNpu:
-    from torch.utils import cpp_extension
+    try:
+        from torch.utils import cpp_extension
+    except ModuleNotFoundError as err:  # torch >= 2.9 no longer brings setuptools, which cpp_extension imports
+        raise RuntimeError(
+            f"the simulated NPU builds a small C++ extension with torch.utils.cpp_extension, which needs {err.name}: "
+            f"pip install {err.name}"
+        ) from err
 
     name = f"npu_inductor_compat_simnpu_{_sanitized_torch_version()}"
     build_directory = _build_directory(name)
