@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import nox
 
 nox.options.default_venv_backend = "uv"
@@ -88,3 +90,35 @@ def torch_npu_survey(session: nox.Session) -> None:
     session.install("--no-deps", "--reinstall-package", "npu-inductor-compat", ".")
     survey = ("python", "-m", "npu_inductor_compat.common.survey")
     session.run(*survey, "--all-lines", "--out", "torch_npu_survey.md", *session.posargs)
+
+
+@nox.session
+@nox.parametrize("torch", list(CORE_LINES))
+def kernels(session: nox.Session, torch: str) -> None:
+    """The kernel corpus (examples/corpus) through `codegen --check-kernels` on one torch line, into
+    kernels-<torch>.json; `nox -s kernels_table` renders every line's file into the README."""
+    session.install(f"torch=={torch}", "setuptools", "-e", ".")  # the simulated NPU builds with cpp_extension
+    session.run("python", "-c", CHECK_TORCH, torch)
+    corpus = ("python", "-m", "npu_inductor_compat.common.simulated.corpus")
+    session.run(*corpus, "run", "examples/corpus", "--out", f"kernels-{torch}.json")
+
+
+@nox.session(venv_backend="none")
+def kernels_table(session: nox.Session) -> None:
+    """Render kernels-*.json (from `nox -s kernels`) into README.md's corpus table."""
+    import glob
+
+    files = sorted(glob.glob("kernels-*.json"))
+    if not files:
+        session.error("no kernels-*.json: run `nox -s kernels` first")
+    python = sys.executable if not session.posargs else session.posargs[0]
+    session.run(python, "-c", RENDER, *files, external=True)
+
+
+RENDER = (
+    "import json, sys, pathlib; from importlib import util; "
+    "spec = util.spec_from_file_location('corpus', 'common/simulated/corpus.py'); m = util.module_from_spec(spec); "
+    "sys.modules['corpus'] = m; spec.loader.exec_module(m); "
+    "m.replace_in_readme(pathlib.Path('README.md'), m.render([json.loads(pathlib.Path(p).read_text()) "
+    "for p in sys.argv[1:]]))"
+)
