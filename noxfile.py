@@ -22,7 +22,7 @@ TORCH_LINES = {
     "2.15.0": "v2_12",
 }
 
-# The lines a plain `nox` (and CI) runs: one per version module. Each torch line costs ~5 GB of uv cache and 4-6 min
+# The lines a plain `nox` (and CI) runs: one per version module. Each torch line costs ~5 GB of uv cache and 10-11 min
 # on 2 cores, so all nine do not fit CI's budget; `nox -s tests` runs every line, `nox -s "tests(torch='2.8.0')"` one.
 CORE_LINES = ("2.7.1", "2.9.1", "2.12.1")
 
