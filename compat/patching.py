@@ -370,8 +370,8 @@ class Journal:
                 log.warning(
                     "npu_inductor_compat: patch %r failed (%s); rolled back %d patch(es)", failed, err, len(done)
                 )
-                if isinstance(err, PatchError):
-                    raise
+                if isinstance(err, PatchError) or not isinstance(err, Exception):
+                    raise  # ours already name the patch; KeyboardInterrupt and SystemExit pass through unchanged
                 raise ActivationFailed(f"patch {failed!r} failed: {type(err).__name__}: {err}") from err
             return done
 

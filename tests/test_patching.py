@@ -295,3 +295,17 @@ def test_the_launch_record_requires_the_metadata_record() -> None:
     assert launch_fixes.CPP_WRAPPER_WORKSPACE_LOCKS.requires == (launch_fixes.AUTOTUNER_KERNEL_METADATA.id,)
     with pytest.raises(ValueError, match="cannot require itself"):
         record("self", Change(STATIC, wrap), requires=("self",))
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_inside_a_patch_is_rolled_back_and_passes_through_unchanged(interrupt: type) -> None:
+    before = snapshot()
+
+    def interrupted(_old: Any) -> Any:
+        raise interrupt()
+
+    journal = Journal()
+    with pytest.raises(interrupt):
+        journal.apply([record("first", Change(STATIC, wrap)), record("second", Change(CLASSMETHOD, interrupted))])
+    assert journal.applied() == []
+    assert_same(before, snapshot())
