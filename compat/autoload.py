@@ -14,9 +14,9 @@ included) has run, whatever order torch loads them in.
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
+from npu_inductor_compat.envflags import env_flag
 from npu_inductor_compat.patching import Change, Journal, Patch, wraps_original
 
 log = logging.getLogger("npu_inductor_compat")
@@ -28,7 +28,13 @@ _journal = Journal()
 
 
 def autoload_enabled() -> bool:
-    return os.environ.get(AUTOLOAD_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    """Whether the entry point arms activation. A value that is not a valid switch is warned about (raising would
+    break ``import torch``) and taken as off: whoever set the variable most likely meant to opt out."""
+    try:
+        return env_flag(AUTOLOAD_ENV, default=True)
+    except ValueError as err:
+        log.warning("npu_inductor_compat: %s; zero-touch activation is not armed", err)
+        return False
 
 
 def _is_npu(value: Any) -> bool:

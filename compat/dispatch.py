@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import threading
 import warnings
 from dataclasses import dataclass
 from types import ModuleType
 
+from npu_inductor_compat.envflags import env_flag
 from npu_inductor_compat.version import Release, TorchVersion, torch_version
 
 log = logging.getLogger("npu_inductor_compat")
@@ -82,12 +82,7 @@ class LineChoice:
 
 
 def _strict() -> bool:
-    value = os.environ.get(STRICT_ENV, "").strip().lower()
-    if value in ("", "0", "false", "no", "off"):
-        return False
-    if value in ("1", "true", "yes", "on"):
-        return True
-    raise ValueError(f"{STRICT_ENV}={os.environ[STRICT_ENV]!r}: expected 1/0 (or true/false, yes/no, on/off)")
+    return env_flag(STRICT_ENV, default=False)
 
 
 def choose_line(version: str | None = None) -> LineChoice:

@@ -141,3 +141,27 @@ print(json.dumps({"active": npu_inductor_compat.status()["active"], "rejected": 
     assert "unknown NPU backend 'tirton'" in found["rejected"]
     opted_out = run_python(code, env={"NPU_INDUCTOR_COMPAT_AUTOLOAD": "0"})
     assert opted_out.returncode != 0 and "Unexpected optimization option" in opted_out.stderr
+
+
+@pytest.mark.parametrize(("value", "armed"), [("", True), ("1", True), ("on", True), ("0", False), ("OFF", False)])
+def test_the_autoload_switch_reads_like_every_other_switch(
+    monkeypatch: pytest.MonkeyPatch, value: str, armed: bool
+) -> None:
+    from npu_inductor_compat import autoload
+
+    monkeypatch.setenv(autoload.AUTOLOAD_ENV, value)
+    assert autoload.autoload_enabled() is armed
+
+
+@pytest.mark.parametrize("typo", ["O", "nope", "disable", "2"])
+def test_a_typo_in_the_autoload_switch_is_reported_and_arms_nothing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, typo: str
+) -> None:
+    """Raising here would break `import torch` for every user of the machine: a warning naming the variable and the
+    valid values, and activation stays unarmed (whoever set it most likely meant off)."""
+    from npu_inductor_compat import autoload
+
+    monkeypatch.setenv(autoload.AUTOLOAD_ENV, typo)
+    with caplog.at_level("WARNING", logger="npu_inductor_compat"):
+        assert autoload.autoload_enabled() is False
+    assert f"NPU_INDUCTOR_COMPAT_AUTOLOAD={typo!r}: expected 1/0" in caplog.text
