@@ -124,10 +124,25 @@ TORCH_NPU_HOME_ENV = "NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME"  # a directory with to
 ASCEND_HOME_ENV = "ASCEND_HOME_PATH"  # CANN's own variable (set_env.sh): include/ and lib64/ with libascendcl
 
 
+def installed_torch_npu() -> Any:
+    """The installed torch_npu package's directory (with its ``include/torch_npu``), located and never imported;
+    None when there is none."""
+    import importlib.util
+    from pathlib import Path
+
+    try:
+        spec = importlib.util.find_spec("torch_npu")  # top-level lookup: runs no torch_npu code
+    except (ImportError, ValueError):
+        return None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(location) / "include" / "torch_npu").is_dir():
+            return Path(location)
+    return None
+
+
 def torch_npu_home() -> Any:
     """The directory holding torch_npu's ``include/`` and ``lib/``: $NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME, else the
     installed torch_npu package (located, never imported)."""
-    import importlib.util
     import os
     from pathlib import Path
 
@@ -139,13 +154,9 @@ def torch_npu_home() -> Any:
         if not (home / "include" / "torch_npu").is_dir() or not (home / "lib").is_dir():
             raise NpuLaunchError(f"{TORCH_NPU_HOME_ENV}={explicit} has no include/torch_npu/ and lib/")
         return home
-    try:
-        spec = importlib.util.find_spec("torch_npu")
-    except (ImportError, ValueError):
-        spec = None
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        if (Path(location) / "include" / "torch_npu").is_dir():
-            return Path(location)
+    installed = installed_torch_npu()
+    if installed is not None:
+        return installed
     raise NpuLaunchError(
         "cannot build the NPU C++ wrapper: torch_npu's headers and libtorch_npu were not found (install torch_npu, "
         f"or set {TORCH_NPU_HOME_ENV} to a directory with its include/ and lib/)"

@@ -8,7 +8,6 @@ wheels of the torch_npu releases paired with this torch line: downloaded once in
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -50,15 +49,10 @@ class HeaderSource:
 
 
 def _installed_include() -> Path | None:
-    try:
-        spec = importlib.util.find_spec("torch_npu")  # top-level lookup: runs no torch_npu code
-    except (ImportError, ValueError):
-        return None
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        include = Path(location) / "include"
-        if (include / "torch_npu").is_dir():
-            return include
-    return None
+    from npu_inductor_compat.common.launch_fixes import installed_torch_npu
+
+    home = installed_torch_npu()
+    return None if home is None else Path(home) / "include"
 
 
 def _unpack_include(wheel: Path, target: Path) -> None:
