@@ -95,15 +95,14 @@ ALL_BLOCKS_PARALLEL_ENV = "TRITON_ALL_BLOCKS_PARALLEL"
 def env_switch(name: str) -> bool:
     """triton-ascend's on/off variables: on is 1/true, off is unset, empty, 0 or false (any case); anything else is
     an error, since triton-ascend's own readers disagree on it (3.2.0's grid check treats "false" as on)."""
-    import os
+    from npu_inductor_compat.envflags import env_flag
 
-    raw = os.environ.get(name, "")
-    value = raw.strip().lower()
-    if value in ("1", "true"):
-        return True
-    if value in ("", "0", "false"):
-        return False
-    raise NpuLaunchError(f"{name}={raw!r}: expected 1 or true (on), 0 or false (off)")
+    try:
+        return env_flag(
+            name, False, on=("1", "true"), off=("0", "false"), expected="expected 1 or true (on), 0 or false (off)"
+        )
+    except ValueError as err:
+        raise NpuLaunchError(str(err)) from None
 
 
 def ffts_decision() -> tuple[bool, str]:
