@@ -105,20 +105,11 @@ def kernels(session: nox.Session, torch: str) -> None:
 
 @nox.session(venv_backend="none")
 def kernels_table(session: nox.Session) -> None:
-    """Render kernels-*.json (from `nox -s kernels`) into README.md's corpus table."""
+    """Render kernels-*.json (from `nox -s kernels`) into README.md's corpus table (the renderer needs no torch, so
+    it runs as a plain script)."""
     import glob
 
     files = sorted(glob.glob("kernels-*.json"))
     if not files:
         session.error("no kernels-*.json: run `nox -s kernels` first")
-    python = sys.executable if not session.posargs else session.posargs[0]
-    session.run(python, "-c", RENDER, *files, external=True)
-
-
-RENDER = (
-    "import json, sys, pathlib; from importlib import util; "
-    "spec = util.spec_from_file_location('corpus', 'common/simulated/corpus.py'); m = util.module_from_spec(spec); "
-    "sys.modules['corpus'] = m; spec.loader.exec_module(m); "
-    "m.replace_in_readme(pathlib.Path('README.md'), m.render([json.loads(pathlib.Path(p).read_text()) "
-    "for p in sys.argv[1:]]))"
-)
+    session.run(sys.executable, "common/simulated/corpus.py", "render", *files, "--readme", "README.md", external=True)

@@ -211,8 +211,8 @@ struct Scratch {
   void* workspace = nullptr;
   void* locks = nullptr;
   Scratch(uint64_t workspace_bytes, uint64_t lock_bytes, aclrtStream stream, const char* kernel) {
-    const uint64_t padded = mul((workspace_bytes + kScratchAlign - 1) / kScratchAlign, kScratchAlign, kernel,
-                                "workspace size");
+    const uint64_t rounded_up = add(workspace_bytes, kScratchAlign - 1, kernel, "workspace size");
+    const uint64_t padded = rounded_up / kScratchAlign * kScratchAlign;
     const uint64_t total = add(padded, lock_bytes, kernel, "workspace and lock size");
     if (total == 0) {
       return;

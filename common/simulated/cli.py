@@ -169,8 +169,10 @@ def _table(summary: dict[str, Any]) -> str:
         if "kernel_check" in graph:
             configs = [result for results in graph["kernel_check"].values() for result in results]
             rejected = sum(1 for result in configs if not result["ok"])
-            status += f", {len(configs)} kernel configs lowered" if not rejected else f", {rejected} of "
-            status += f"{len(configs)} KERNEL CONFIGS REJECTED by triton-ascend" if rejected else ""
+            if rejected:
+                status += f", {rejected} of {len(configs)} KERNEL CONFIGS REJECTED by triton-ascend"
+            else:
+                status += f", {len(configs)} kernel configs lowered"
         rows.append((str(graph["index"]), graph["kind"], graph["wrapper"], str(len(graph["kernels"])), status))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = [
