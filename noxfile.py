@@ -19,11 +19,12 @@ TORCH_LINES = {
     "2.12.1": "v2_12",
     "2.13.0": "v2_12",
     "2.14.1": "v2_12",
-    "2.15.0": "v2_12",
+    "2.15.0": "v2_15",
 }
 
-# The lines a plain `nox` (and CI) runs: one per version module. Each torch line costs ~5 GB of uv cache and 10-11 min
-# on 2 cores, so all nine do not fit CI's budget; `nox -s tests` runs every line, `nox -s "tests(torch='2.8.0')"` one.
+# The lines a plain `nox` (and CI) runs: the three oldest version modules. Each torch line costs ~5 GB of uv cache
+# and 10-11 min on 2 cores, so all nine do not fit CI's budget; `nox -s tests` runs every line (2.15's module
+# included), `nox -s "tests(torch='2.8.0')"` one.
 CORE_LINES = ("2.7.1", "2.9.1", "2.12.1")
 
 nox.options.sessions = ["lint", "typecheck", *(f"tests(torch={torch!r})" for torch in CORE_LINES)]
@@ -88,7 +89,7 @@ def torch_npu_survey(session: nox.Session) -> None:
     ~/.cache/npu-inductor-compat/torch_npu_wheels ($NPU_INDUCTOR_COMPAT_WHEEL_CACHE); posargs go to the survey."""
     session.install("pip", "packaging")  # pip downloads the wheels; no torch needed
     session.install("--no-deps", "--reinstall-package", "npu-inductor-compat", ".")
-    survey = ("python", "-m", "npu_inductor_compat.common.survey")
+    survey = ("python", "-m", "npu_inductor_compat.tools.survey")
     session.run(*survey, "--all-lines", "--out", "torch_npu_survey.md", *session.posargs)
 
 
@@ -99,7 +100,7 @@ def kernels(session: nox.Session, torch: str) -> None:
     kernels-<torch>.json; `nox -s kernels_table` renders every line's file into the README."""
     session.install(f"torch=={torch}", "setuptools", "-e", ".")  # the simulated NPU builds with cpp_extension
     session.run("python", "-c", CHECK_TORCH, torch)
-    corpus = ("python", "-m", "npu_inductor_compat.common.simulated.corpus")
+    corpus = ("python", "-m", "npu_inductor_compat.tools.simulated.corpus")
     session.run(*corpus, "run", "examples/corpus", "--out", f"kernels-{torch}.json")
 
 
@@ -112,4 +113,4 @@ def kernels_table(session: nox.Session) -> None:
     files = sorted(glob.glob("kernels-*.json"))
     if not files:
         session.error("no kernels-*.json: run `nox -s kernels` first")
-    session.run(sys.executable, "common/simulated/corpus.py", "render", *files, "--readme", "README.md", external=True)
+    session.run(sys.executable, "tools/simulated/corpus.py", "render", *files, "--readme", "README.md", external=True)

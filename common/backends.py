@@ -15,7 +15,8 @@ import sys
 from dataclasses import dataclass
 
 from npu_inductor_compat.activation import Plan
-from npu_inductor_compat.common import layers, providers
+from npu_inductor_compat.common import layers, providers, torch_npu_names
+from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.common.option import current_value as current_option_value
 
 BACKEND_ENV = "TORCHINDUCTOR_NPU_BACKEND"
@@ -73,14 +74,17 @@ BACKENDS: dict[str, Backend] = {
             (
                 TRITON_REQUIREMENT,
                 Requirement("torch_mlir", "pip install torch-mlir"),
-                Requirement("torch_npu._inductor.ascend_npu_ir", "pip install torch_npu"),
+                Requirement(torch_npu_names.module_of("mlir-package"), "pip install torch_npu"),
             ),
             ("triton-family", "mlir-loader"),
         ),
         Backend(
             "dvm",
             "torch_npu's DVM fused-kernel backend (Triton-family patches)",
-            (TRITON_REQUIREMENT, Requirement("torch_npu._inductor.dvm", "pip install 'torch_npu>=2.7.1'")),
+            (
+                TRITON_REQUIREMENT,
+                Requirement(torch_npu_names.module_of("dvm-package"), "pip install 'torch_npu>=2.7.1'"),
+            ),
             ("triton-family", "dvm-loader"),
         ),
         Backend(
@@ -88,7 +92,8 @@ BACKENDS: dict[str, Backend] = {
             "AscendC kernels with aclgraph capture/replay (no Triton)",
             (
                 Requirement(
-                    "torch_npu._inductor.ascendc", "pip install 'torch_npu>=2.9.0' (2.7.1 ships no ascendc loader)"
+                    torch_npu_names.module_of("ascendc-package"),
+                    "pip install 'torch_npu>=2.9.0' (2.7.1 ships no ascendc loader)",
                 ),
             ),
             ("ascendc", "ascendc-loader"),
@@ -112,10 +117,12 @@ def normalise(name: object, source: str) -> str:
     return key
 
 
-def requested_backend(explicit: str | None) -> tuple[str, str]:
-    """(backend, where the choice came from), in the documented order."""
+def requested_backend(explicit: str | None, source: str | None = None) -> tuple[str, str]:
+    """(backend, where the choice came from), in the documented order. ``source`` names where an explicit choice
+    came from when it was not ``activate(backend=...)`` (e.g. the per-compile option)."""
     if explicit is not None:
-        return normalise(explicit, "activate(backend=...)"), "activate(backend=...)"
+        where = source or "activate(backend=...)"
+        return normalise(explicit, where), where
     option = current_option_value()
     if option is not None:
         return normalise(option, "torch._inductor.config.npu_backend"), "the npu_backend option"
@@ -129,13 +136,13 @@ def requirement_problems(backend: Backend) -> list[str]:
     return [problem for requirement in backend.requires if (problem := requirement.problem()) is not None]
 
 
-def backend_plan(explicit: str | None) -> Plan:
+def backend_plan(explicit: str | None, adapters: LineAdapters, source: str | None = None) -> Plan:
     """The device layer plus the backend's layers, or the reason they cannot be applied.
 
     With no backend asked for explicitly, a machine without an NPU device provider still gets every torch-side fix
     and the plan says what it skipped; asking for a backend whose provider is missing is an ImportError.
     """
-    name, source = requested_backend(explicit)
+    name, source = requested_backend(explicit, source)
     backend = BACKENDS[name]
     provider = providers.active_provider()
     problems: list[str] = []
@@ -145,8 +152,8 @@ def backend_plan(explicit: str | None) -> Plan:
             "and no simulated NPU is set up"
         )
     problems += [f"backend {name!r} needs {problem}" for problem in requirement_problems(backend)]
-    config_layer = layers.config_layer()
-    known = layers.all_layer_ids()
+    config_layer = layers.config_layer(adapters)
+    known = layers.all_layer_ids(adapters)
     if problems:
         if source != "default":
             raise ImportError(f"cannot activate NPU backend {name!r} (chosen by {source}): " + "; ".join(problems))
@@ -157,7 +164,7 @@ def backend_plan(explicit: str | None) -> Plan:
             known_ids=known,
         )
     assert provider is not None
-    chosen = config_layer + layers.device_layer(provider) + provider.records()
+    chosen = config_layer + layers.device_layer(provider, adapters) + provider.records()
     for layer_name in backend.layers:
-        chosen += layers.LAYERS[layer_name](provider)
+        chosen += layers.LAYERS[layer_name](provider, adapters)
     return Plan(backend=name, layers=chosen, known_ids=known)

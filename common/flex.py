@@ -1,14 +1,17 @@
-"""Flex attention helpers shared by every torch line, and the flex fix every line from 2.9 needs.
+"""Flex attention helpers shared by every torch line, and the flex fix the lines from 2.9 need (on 2.7/2.8 its probe
+finds no flex/ package: not needed).
 
 Inductor's flex kernels pick block sizes and split counts from ``torch.cuda``'s device properties whatever the device
 (torch 2.7/2.8: the forward/backward/decoding configs; 2.9 and newer: flex decoding's split count). On an NPU host
 there is no CUDA to ask, and for an NPU the answer must describe the NPU: while such a config is computed for a
-non-CUDA device, ``torch.cuda``'s two property queries answer from that device's dynamo interface.
+non-CUDA device, ``torch.cuda``'s two property queries answer from that device's dynamo interface, in that
+thread only.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import importlib
 from collections.abc import Iterator
 from types import ModuleType
@@ -30,31 +33,63 @@ def import_after_lowering(name: str) -> ModuleType | None:
         return None
 
 
-@contextlib.contextmanager
-def cuda_queries_answered_by(device_type: str) -> Iterator[None]:
-    """While active, torch.cuda.get_device_capability / get_device_properties answer for ``device_type``.
+# The device whose interface answers torch.cuda's two property queries in this thread/context (None: CUDA's own).
+_answering_for: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "npu_inductor_compat_cuda_queries_for", default=None
+)
 
-    torch 2.7's flex configs ask CUDA for the compute capability and SM count whatever the device; for another
-    device they must describe that device (and on an NPU host there is no CUDA to ask at all).
-    """
-    import torch
+
+def _properties_of(device_type: str) -> Any:
     from torch._dynamo.device_interface import get_interface_for_device
 
-    properties = get_interface_for_device(device_type).Worker.get_device_properties
+    return get_interface_for_device(device_type).Worker.get_device_properties()
 
-    def get_device_properties(device: Any = None) -> Any:
-        return properties()
 
-    def get_device_capability(device: Any = None) -> tuple[int, int]:
-        found = properties()
+def _answering_properties(original: Any) -> Any:
+    @wraps_original(original)
+    def get_device_properties(*args: Any, **kwargs: Any) -> Any:
+        device_type = _answering_for.get()
+        if device_type is None:
+            return original(*args, **kwargs)
+        return _properties_of(device_type)
+
+    return get_device_properties
+
+
+def _answering_capability(original: Any) -> Any:
+    @wraps_original(original)
+    def get_device_capability(*args: Any, **kwargs: Any) -> tuple[int, int]:
+        device_type = _answering_for.get()
+        if device_type is None:
+            return tuple(original(*args, **kwargs))  # type: ignore[return-value]
+        found = _properties_of(device_type)
         return (int(found.major), int(found.minor))
 
-    saved = (torch.cuda.get_device_capability, torch.cuda.get_device_properties)
-    torch.cuda.get_device_capability, torch.cuda.get_device_properties = get_device_capability, get_device_properties
+    return get_device_capability
+
+
+# Part of every record that uses cuda_queries_answered_by: torch.cuda's two queries consult the scope first. They
+# are installed (and undone) through the journal; the scope itself is a ContextVar, so a compile for another device
+# in another thread, or CUDA code outside the scope, gets CUDA's own answers.
+CUDA_QUERY_CHANGES = (
+    Change("torch.cuda:get_device_properties", _answering_properties),
+    Change("torch.cuda:get_device_capability", _answering_capability),
+)
+
+
+@contextlib.contextmanager
+def cuda_queries_answered_by(device_type: str) -> Iterator[None]:
+    """While active, in this thread or context only, torch.cuda.get_device_capability / get_device_properties answer
+    for ``device_type`` (requires CUDA_QUERY_CHANGES applied: the record using this must include them).
+
+    Inductor's flex configs ask CUDA for the compute capability and SM count whatever the device; for another
+    device they must describe that device (and on an NPU host there is no CUDA to ask at all).
+    """
+    token = _answering_for.set(device_type)
     try:
         yield
     finally:
-        torch.cuda.get_device_capability, torch.cuda.get_device_properties = saved
+        _answering_for.reset(token)
 
 
 def _device_type(node: Any) -> str:
@@ -98,8 +133,10 @@ DECODING_SPLIT_FROM_DEVICE = Patch(
     ),
     upstream="torch >= 2.9 kernel/flex/flex_decoding.py get_split_k",
     remove_when="upstream asks the device's own interface for the SM count",
-    lines=("v2_9", "v2_12"),
     # flex_attention imported create_flex_decoding_kernel by name: that is the name its lowering looks up
-    changes=(Change(f"{FLEX_PACKAGE}.flex_attention:create_flex_decoding_kernel", asking_the_device),),
+    changes=(
+        Change(f"{FLEX_PACKAGE}.flex_attention:create_flex_decoding_kernel", asking_the_device),
+        *CUDA_QUERY_CHANGES,
+    ),
     upstream_has_fix=lambda: not decoding_asks_cuda(),
 )

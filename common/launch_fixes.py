@@ -15,16 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from npu_inductor_compat.common import torch_npu_names
+from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 DEVICE = "npu"
 
 # torch_npu's NPU autotuner overrides save_gpu_kernel without calling upstream's (module per release line:
 # 2.7.1.post11 and 2.9.0.post9 runtime/triton_heuristics.py, 2.12.0.post3 npu_triton_heuristics.py).
-TORCH_NPU_AUTOTUNERS = (
-    "torch_npu._inductor.runtime.triton_heuristics:NPUCachingAutotuner.save_gpu_kernel",
-    "torch_npu._inductor.npu_triton_heuristics:NPUCachingAutotuner.save_gpu_kernel",
-)
+TORCH_NPU_AUTOTUNERS = torch_npu_names.candidates("autotuner-save-kernel")
 
 
 def store_launch_metadata(kernel: str, launcher: Any) -> None:
@@ -69,48 +68,53 @@ AUTOTUNER_KERNEL_METADATA = Patch(
 
 
 def _replaced_cpp_wrapper(current: Any) -> bool:
-    """Whether ``current`` is a triton-family NPU C++ wrapper this fix replaces (other backends keep theirs)."""
+    """Whether ``current`` is a triton-family NPU C++ wrapper this fix replaces: none, the placeholder, or the
+    triton C++ wrapper the active device provider declares (torch_npu's). Other backends' wrappers stay."""
     from npu_inductor_compat.common.npu_codegen import NpuCppWrapperPending
+    from npu_inductor_compat.common.providers import active_provider
 
     if current is None or (isinstance(current, type) and issubclass(current, NpuCppWrapperPending)):
         return True
-    module, name = getattr(current, "__module__", ""), getattr(current, "__qualname__", "")
-    simulated = module == "npu_inductor_compat.common.simulated.cpp_wrapper"
-    torch_npu_triton = module.startswith("torch_npu._inductor.codegen.cpp_wrapper") and name == "CppWrapperNpu"
-    return simulated or torch_npu_triton
+    provider = active_provider()
+    if provider is None or provider.codegen_classes is None:
+        return False
+    return current is provider.codegen_classes()[2]
 
 
-def _register_npu_cpp_wrapper(register_backend_for_device: Any) -> None:
-    """Swap the C++ wrapper of the "npu" backend registration, keeping its other classes; the registry entry is
-    journaled, so undo restores the previous registration exactly. A backend with its own C++ wrapper (ascendc) or
-    no "npu" registration at all is left alone."""
-    import dataclasses
+def _registering_npu_cpp_wrapper(wrapper_class: Callable[[], type]) -> Callable[[Any], None]:
+    def register(register_backend_for_device: Any) -> None:
+        """Swap the C++ wrapper of the "npu" backend registration, keeping its other classes; the registry entry
+        is journaled, so undo restores the previous registration exactly. A backend with its own C++ wrapper
+        (ascendc) or no "npu" registration at all is left alone."""
+        import dataclasses
 
-    from torch._inductor.codegen.common import device_codegens
+        from torch._inductor.codegen.common import device_codegens
 
-    from npu_inductor_compat.common.npu_cpp_wrapper import CppWrapperNpu
+        entry = device_codegens.get(DEVICE)
+        if entry is not None and _replaced_cpp_wrapper(entry.cpp_wrapper_codegen):
+            device_codegens[DEVICE] = dataclasses.replace(entry, cpp_wrapper_codegen=wrapper_class())
 
-    entry = device_codegens.get(DEVICE)
-    if entry is not None and _replaced_cpp_wrapper(entry.cpp_wrapper_codegen):
-        device_codegens[DEVICE] = dataclasses.replace(entry, cpp_wrapper_codegen=CppWrapperNpu)
+    return register
 
 
-def uses_npu_cpp_wrapper() -> bool:
+def uses_npu_cpp_wrapper(wrapper_class: type) -> bool:
     from torch._inductor.codegen.common import get_wrapper_codegen_for_device
 
-    from npu_inductor_compat.common.npu_cpp_wrapper import CppWrapperNpu
-
-    return get_wrapper_codegen_for_device(DEVICE, cpp_wrapper=True) is CppWrapperNpu
+    return get_wrapper_codegen_for_device(DEVICE, cpp_wrapper=True) is wrapper_class
 
 
-def _autotuning_at_compile_time(original: Callable[..., Any]) -> Callable[..., Any]:
+def _autotuning_at_compile_time(wrapper_class: Callable[[], type]) -> Callable[[Any], Any]:
+    return lambda original: _autotune_at_compile_time(original, wrapper_class)
+
+
+def _autotune_at_compile_time(original: Callable[..., Any], wrapper_class: Callable[[], type]) -> Callable[..., Any]:
     """The launch code is generated from each kernel's saved metadata, so npu graphs compile and save their kernels
     at compile time. Without this, 2.7-2.11 run a first Python pass with real inputs, and 2.12+ defer compilation to
     run time inside the C++ (where the metadata would only be known after the code is generated)."""
 
     @wraps_original(original)
     def codegen_with_cpp_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if DEVICE in getattr(self, "device_types", ()) and uses_npu_cpp_wrapper():
+        if DEVICE in getattr(self, "device_types", ()) and uses_npu_cpp_wrapper(wrapper_class()):
             from torch._inductor import config
 
             with config.patch({"triton.autotune_at_compile_time": True}):
@@ -211,7 +215,7 @@ NPU_WRAPPER_HEADER = "torch/csrc/inductor/cpp_wrapper/common.h"
 
 
 def _precompiling_the_common_header(original: Callable[..., Any]) -> Callable[..., Any]:
-    """Inductor precompiles ``torch/csrc/inductor/cpp_wrapper/<device>.h`` (torch >= 2.9); npu has none."""
+    """Inductor precompiles ``torch/csrc/inductor/cpp_wrapper/<device>.h`` (lines from 2.9); npu has none."""
 
     @wraps_original(original)
     def _get_cpp_wrapper_header(device: str, aot_mode: bool = False) -> Any:
@@ -222,30 +226,53 @@ def _precompiling_the_common_header(original: Callable[..., Any]) -> Callable[..
     return _get_cpp_wrapper_header
 
 
-CPP_WRAPPER_WORKSPACE_LOCKS = Patch(
-    id="cpp-wrapper-workspace-locks",
-    layer="fix",
-    why=(
-        "triton-ascend kernels can need per-block workspace and sync-block lock memory; the NPU C++ wrapper must "
-        "allocate both, initialise the locks in stream order and pass them (torch_npu's passes NULL on 2.9/2.12 "
-        "and fills the locks with a blocking copy on 2.7.1)"
-    ),
-    upstream="torch_npu v2.7.1 cpp_wrapper_npu.py generate_args_decl (issue 4431); missing from its 2.9 and 2.12 lines",
-    remove_when="torch_npu's C++ wrapper initialises workspace and locks on the launch stream on every line",
-    # the launch reads the metadata that record stores; without it every kernel would launch as "no workspace"
-    requires=(AUTOTUNER_KERNEL_METADATA.id,),
-    changes=(
-        Change(
-            "torch._inductor.codegen.common:register_backend_for_device",
-            _register_npu_cpp_wrapper,
-            kind="registration",
-            key=DEVICE,
-            touches=("torch._inductor.codegen.common:device_codegens",),
+def npu_cpp_wrapper() -> type:
+    """The NPU C++ wrapper for lines whose Inductor asks for one device include (up to 2.12)."""
+    from npu_inductor_compat.common.npu_cpp_wrapper import CppWrapperNpu
+
+    return CppWrapperNpu
+
+
+def npu_cpp_wrapper_split_includes() -> type:
+    """The NPU C++ wrapper for lines whose Inductor asks for the JIT and AOT includes separately (from 2.13)."""
+    from npu_inductor_compat.common.npu_cpp_wrapper import CppWrapperNpuSplitIncludes
+
+    return CppWrapperNpuSplitIncludes
+
+
+# For the lines whose Inductor precompiles the device's cpp_wrapper header (2.9 and newer).
+PRECOMPILED_HEADER_CHANGE = Change("torch._inductor.codecache:_get_cpp_wrapper_header", _precompiling_the_common_header)
+
+
+def cpp_wrapper_workspace_locks(adapters: LineAdapters) -> Patch:
+    """The record, with the running line's NPU C++ wrapper class and its extra changes."""
+    return Patch(
+        id="cpp-wrapper-workspace-locks",
+        layer="fix",
+        why=(
+            "triton-ascend kernels can need per-block workspace and sync-block lock memory; the NPU C++ wrapper must "
+            "allocate both, initialise the locks in stream order and pass them (torch_npu's passes NULL on 2.9/2.12 "
+            "and fills the locks with a blocking copy on 2.7.1)"
         ),
-        Change("torch._inductor.graph:GraphLowering.codegen_with_cpp_wrapper", _autotuning_at_compile_time),
-        Change("torch._inductor.cpp_builder:get_cpp_torch_device_options", _building_with_npu_libraries),
-        # COMPAT(>= 2.9): Inductor precompiles the device's cpp_wrapper header.
-        # CAN REMOVE when MIN_SUPPORTED >= (2, 9): make the change required.
-        Change("torch._inductor.codecache:_get_cpp_wrapper_header", _precompiling_the_common_header, optional=True),
-    ),
-)
+        upstream=(
+            "torch_npu v2.7.1 cpp_wrapper_npu.py generate_args_decl (issue 4431); missing from its 2.9 and 2.12 lines"
+        ),
+        remove_when="torch_npu's C++ wrapper initialises workspace and locks on the launch stream on every line",
+        # the launch reads the metadata that record stores; without it every kernel would launch as "no workspace"
+        requires=(AUTOTUNER_KERNEL_METADATA.id,),
+        changes=(
+            Change(
+                "torch._inductor.codegen.common:register_backend_for_device",
+                _registering_npu_cpp_wrapper(adapters.cpp_wrapper_class),
+                kind="registration",
+                key=DEVICE,
+                touches=("torch._inductor.codegen.common:device_codegens",),
+            ),
+            Change(
+                "torch._inductor.graph:GraphLowering.codegen_with_cpp_wrapper",
+                _autotuning_at_compile_time(adapters.cpp_wrapper_class),
+            ),
+            Change("torch._inductor.cpp_builder:get_cpp_torch_device_options", _building_with_npu_libraries),
+            *adapters.cpp_wrapper_changes,
+        ),
+    )

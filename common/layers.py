@@ -6,7 +6,8 @@
 - triton-registration (triton): the "npu" codegen backend registered with Inductor;
 - ascendc layer: "npu" GPU-like for lowering device selection only, and the backend hook on should_partition;
 - provider loaders (mlir, dvm, ascendc): the provider package that registers that backend's codegen.
-Feature detection decides what a torch line lacks (probes), never the version number.
+Where torch lines differ, a record asks the running line's adapters (``common/adapters.py``); within a line,
+feature detection (probes) decides, never the version number.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat.common.option import OPTION_RECORD, PER_COMPILE_RECORD
+from npu_inductor_compat.common import torch_npu_names
+from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.option import PER_COMPILE_RECORD, option_record
 from npu_inductor_compat.common.providers import DeviceProvider
 from npu_inductor_compat.patching import Change, Patch, constant, wraps_original
 
@@ -37,8 +40,8 @@ BACKEND_REGISTRIES = (
 )
 
 
-def config_layer() -> tuple[Patch, ...]:
-    return (OPTION_RECORD, PER_COMPILE_RECORD)
+def config_layer(adapters: LineAdapters) -> tuple[Patch, ...]:
+    return (option_record(adapters), PER_COMPILE_RECORD)
 
 
 # --------------------------------------------------------------------------------------------- device layer
@@ -52,11 +55,11 @@ BUILTIN_OP_OVERRIDES = (
 )
 
 
-def _load_builtin_op_overrides() -> None:
-    """COMPAT(>= 2.12): built-in overrides load behind a flag; up to 2.11 get_device_op_overrides imports them only
-    while the registry is empty, so once anything (npu, or an early import of cuda's module) is registered, cpu
-    look-ups fail with KeyError. Import them all before registering "npu".
-    CAN REMOVE when MIN_SUPPORTED >= (2, 12): drop this and rely on upstream's initialisation flag."""
+def load_builtin_op_overrides() -> None:
+    """For lines up to 2.11 (adapter ``before_op_overrides``): get_device_op_overrides imports the built-in
+    overrides only while the registry is empty, so once anything (npu, or an early import of cuda's module) is
+    registered, cpu look-ups fail with KeyError. Import them all before registering "npu". From 2.12 they load
+    behind an initialisation flag and the lines do nothing."""
     for module in BUILTIN_OP_OVERRIDES:
         try:
             importlib.import_module(module)
@@ -64,11 +67,11 @@ def _load_builtin_op_overrides() -> None:
             continue
 
 
-def _register_op_overrides(provider: DeviceProvider) -> Callable[[Any], Any]:
+def _register_op_overrides(provider: DeviceProvider, adapters: LineAdapters) -> Callable[[Any], Any]:
     def register(register_device_op_overrides: Any) -> None:
         from npu_inductor_compat.common.npu_codegen import NpuDeviceOpOverrides
 
-        _load_builtin_op_overrides()
+        adapters.before_op_overrides()
         register_device_op_overrides(DEVICE, NpuDeviceOpOverrides(provider.raw_stream_import))
 
     return register
@@ -83,22 +86,23 @@ def _has_op_overrides() -> bool:
 ATEN_DEVICE = "at::kPrivateUse1"
 
 
-def _has_device_to_aten() -> bool:
-    """COMPAT(>= 2.15): DEVICE_TO_ATEN is gone; device_to_aten() asks the device's op overrides for
-    aten_device_type(), and the "npu" overrides (a CUDADeviceOpOverrides subclass) inherit "at::kCUDA".
-    CAN REMOVE when MIN_SUPPORTED >= (2, 15): keep only the device_to_aten() change, or drop the record once the
-    npu op overrides answer aten_device_type() themselves."""
+def device_to_aten_table_has_npu() -> bool:
+    """Lines up to 2.14: cpp_utils.DEVICE_TO_ATEN maps device types to ATen names."""
     from torch._inductor.codegen import cpp_utils
 
-    table = getattr(cpp_utils, "DEVICE_TO_ATEN", None)
-    if table is not None:
-        return DEVICE in table
-    from npu_inductor_compat.common.npu_codegen import NpuDeviceOpOverrides
+    return DEVICE in cpp_utils.DEVICE_TO_ATEN
 
-    try:
-        return bool(NpuDeviceOpOverrides("").aten_device_type() == ATEN_DEVICE)
-    except NotImplementedError:
-        return False
+
+def device_to_aten_table_changes(_function_wrapper: Callable[[Any], Any]) -> tuple[Change, ...]:
+    return (
+        Change(
+            "torch._inductor.codegen.cpp_utils:DEVICE_TO_ATEN",
+            constant(ATEN_DEVICE),
+            kind="dict_item",
+            key=DEVICE,
+            must_exist=False,
+        ),
+    )
 
 
 def _npu_device_to_aten(original: Callable[[str], str]) -> Callable[[str], str]:
@@ -125,7 +129,7 @@ def _flex_accepts_npu(original: Callable[..., Any]) -> Callable[..., Any]:
     return _validate_device
 
 
-def device_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
+def device_layer(provider: DeviceProvider, adapters: LineAdapters) -> tuple[Patch, ...]:
     device_to_aten = _same_wrapper_for_every_consumer(_npu_device_to_aten)
     return (
         Patch(
@@ -137,7 +141,7 @@ def device_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
             changes=(
                 Change(
                     f"{CODEGEN_COMMON}:register_device_op_overrides",
-                    _register_op_overrides(provider),
+                    _register_op_overrides(provider, adapters),
                     kind="registration",
                     key=DEVICE,
                     touches=(f"{CODEGEN_COMMON}:device_op_overrides_dict",),
@@ -154,22 +158,8 @@ def device_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
             ),
             upstream="torch/_inductor/codegen/cpp_utils.py DEVICE_TO_ATEN (<= 2.14), device_to_aten() (2.15)",
             remove_when="MIN_SUPPORTED >= (2, 15) and the npu op overrides answer aten_device_type()",
-            changes=(
-                Change(
-                    "torch._inductor.codegen.cpp_utils:DEVICE_TO_ATEN",
-                    constant(ATEN_DEVICE),
-                    kind="dict_item",
-                    key=DEVICE,
-                    must_exist=False,
-                    optional=True,
-                ),
-                # 2.15: the consumer imported it by name (first, so it wraps upstream's function, not ours)
-                *(
-                    Change(f"torch._inductor.codegen.{module}:device_to_aten", device_to_aten, optional=True)
-                    for module in ("cpp_wrapper_cpu", "cpp_utils")
-                ),
-            ),
-            upstream_has_fix=_has_device_to_aten,
+            changes=adapters.device_to_aten_changes(device_to_aten),
+            upstream_has_fix=adapters.device_to_aten_known,
         ),
         Patch(
             id="npu-device-interface",
@@ -290,20 +280,20 @@ def _with_npu_in_two_pass_check(original: Any) -> Any:
     return wraps_original(original)(patched)
 
 
-def _two_pass_knows_npu() -> bool:
-    """COMPAT(>= 2.15): the two-pass check asks _uses_gpu_cpp_wrapper (the device interface) instead of a list.
-    CAN REMOVE when MIN_SUPPORTED >= (2, 15): drop the triton-cpp-wrapper-two-pass record."""
+def upstream_two_pass_code() -> types.CodeType:
     from torch._inductor.graph import GraphLowering
 
     # upstream's method, under any replacement of ours (each keeps it as __wrapped__)
-    code = inspect.unwrap(GraphLowering.codegen_with_cpp_wrapper).__code__
+    code: types.CodeType = inspect.unwrap(GraphLowering.codegen_with_cpp_wrapper).__code__
+    return code
+
+
+def two_pass_list_has_npu() -> bool:
+    """Lines up to 2.14: the two-pass check is the constant ("cuda", "xpu"); upstream knows npu if it lists it."""
+    code = upstream_two_pass_code()
     if _TWO_PASS_DEVICES in code.co_consts:
         return False
-    if any(isinstance(c, tuple) and DEVICE in c for c in code.co_consts):
-        return True
-    # 2.15 calls it inside a generator expression: a nested code object holds the name
-    codes = [code, *(c for c in code.co_consts if isinstance(c, types.CodeType))]
-    return any("_uses_gpu_cpp_wrapper" in c.co_names for c in codes)
+    return any(isinstance(c, tuple) and DEVICE in c for c in code.co_consts)
 
 
 def _system_info_with_npu(provider: DeviceProvider) -> Callable[[Any], Any]:
@@ -335,25 +325,32 @@ def _clear_system_info_cache() -> None:
             function.cache_clear()
 
 
-def _npu_benchmark(self: Any, fn: Any, *, warmup: Any, rep: Any, **kwargs: Any) -> Any:
-    """COMPAT(>= 2.13): InductorBenchmarker.benchmark_gpu takes ``device_type`` and, without it, benchmarks on the
-    first available of GPU_BENCHMARK_DEVICE_TYPES (cuda, xpu, mtia), else "cuda": name the NPU, as upstream's own
-    cuda/xpu benchmarkers do. CAN REMOVE when MIN_SUPPORTED >= (2, 13): always pass device_type."""
-    if "device_type" in inspect.signature(self.benchmark_gpu).parameters:
-        kwargs.setdefault("device_type", DEVICE)
+def benchmark_with_device_type(self: Any, fn: Any, *, warmup: Any, rep: Any, **kwargs: Any) -> Any:
+    """benchmark_gpu naming the NPU: without ``device_type`` it benchmarks on the first available of
+    GPU_BENCHMARK_DEVICE_TYPES (cuda, xpu, mtia), else "cuda", as upstream's own cuda/xpu benchmarkers avoid."""
+    kwargs.setdefault("device_type", DEVICE)
     return self.benchmark_gpu(fn, warmup=warmup, rep=rep, **kwargs)
 
 
-def _benchmarker_routes_npu() -> bool:
-    """COMPAT(>= 2.12): benchmarking dispatches on a per-device registry; before, every non-CPU device went to
-    benchmark_gpu, which already serves "npu". CAN REMOVE when MIN_SUPPORTED >= (2, 12): always register."""
+def benchmark_without_device_type(self: Any, fn: Any, *, warmup: Any, rep: Any, **kwargs: Any) -> Any:
+    """benchmark_gpu for a line whose benchmark_gpu takes no device (it benchmarks the current stream)."""
+    return self.benchmark_gpu(fn, warmup=warmup, rep=rep, **kwargs)
+
+
+def benchmarking_before_the_registry() -> bool:
+    """Lines before 2.12 have no per-device benchmarker registry: every non-CPU device, "npu" included, goes to
+    benchmark_gpu, so the record has nothing to do there."""
+    return True
+
+
+def benchmarker_registry_has_npu() -> bool:
+    """Lines from 2.12: benchmarking dispatches on a per-device registry."""
     from torch._inductor.runtime import benchmarking
 
-    registry = getattr(benchmarking, "_BENCHMARK_DISPATCH", None)
-    return registry is None or DEVICE in registry
+    return DEVICE in benchmarking._BENCHMARK_DISPATCH
 
 
-def triton_family_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
+def triton_family_layer(provider: DeviceProvider, adapters: LineAdapters) -> tuple[Patch, ...]:
     has_triton = _same_wrapper_for_every_consumer(_wrap_has_triton)
     return (
         Patch(
@@ -387,7 +384,7 @@ def triton_family_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
             changes=(
                 Change("torch._inductor.graph:GraphLowering.codegen_with_cpp_wrapper", _with_npu_in_two_pass_check),
             ),
-            upstream_has_fix=_two_pass_knows_npu,
+            upstream_has_fix=adapters.two_pass_knows_npu,
         ),
         Patch(
             id="triton-cache-system-npu",
@@ -401,24 +398,24 @@ def triton_family_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
         Patch(
             id="triton-benchmarker-npu",
             layer="triton-family",
-            why="torch >= 2.12 benchmarks through a per-device registry that has no 'npu' entry",
+            why="Inductor's benchmarking dispatches on a per-device registry (torch >= 2.12) with no 'npu' entry",
             upstream="torch/_inductor/runtime/benchmarking.py register_benchmarker (torch 2.12)",
             remove_when="torch_npu registers its benchmarker itself",
             changes=(
                 Change(
                     "torch._inductor.runtime.benchmarking:register_benchmarker",
-                    lambda register: register(DEVICE, _npu_benchmark, override=True),
+                    lambda register: register(DEVICE, adapters.npu_benchmark, override=True),
                     kind="registration",
                     key=DEVICE,
                     touches=("torch._inductor.runtime.benchmarking:_BENCHMARK_DISPATCH",),
                 ),
             ),
-            upstream_has_fix=_benchmarker_routes_npu,
+            upstream_has_fix=adapters.benchmarker_routes_npu,
         ),
     )
 
 
-def triton_registration_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
+def triton_registration_layer(provider: DeviceProvider, adapters: LineAdapters) -> tuple[Patch, ...]:
     def register(register_backend_for_device: Any) -> None:
         from npu_inductor_compat.common.npu_codegen import default_codegen_classes
 
@@ -482,7 +479,7 @@ def _should_partition_with_backend_hook(original: Callable[..., Any]) -> Callabl
     return should_partition
 
 
-def ascendc_layer(provider: DeviceProvider) -> tuple[Patch, ...]:
+def ascendc_layer(provider: DeviceProvider, adapters: LineAdapters) -> tuple[Patch, ...]:
     return (
         Patch(
             id="ascendc-lowering-gpu-like",
@@ -557,24 +554,25 @@ def _provider_loader(backend: str, steps: tuple[tuple[str, str | None], ...]) ->
     )
 
 
-MLIR_PLUGIN = "torch_npu._inductor.ascend_npu_ir.ascend_npu_ir.npu.npu_inductor_plugin"
+_MLIR_PLUGIN, _, _MLIR_REGISTER = torch_npu_names.qualname("mlir-plugin").partition(":")
 PROVIDER_LOADERS: dict[str, Patch] = {
-    "mlir": _provider_loader("mlir", ((MLIR_PLUGIN, "register_mlir_codegen_backend"),)),
-    "dvm": _provider_loader(
-        "dvm", ((MLIR_PLUGIN, "register_mlir_codegen_backend"), ("torch_npu._inductor.dvm.mlir_fusion", None))
-    ),
-    "ascendc": _provider_loader("ascendc", (("torch_npu._inductor.ascendc", None),)),
+    "mlir": _provider_loader("mlir", ((_MLIR_PLUGIN, _MLIR_REGISTER),)),
+    "dvm": _provider_loader("dvm", ((_MLIR_PLUGIN, _MLIR_REGISTER), (torch_npu_names.module_of("dvm-fusion"), None))),
+    "ascendc": _provider_loader("ascendc", ((torch_npu_names.module_of("ascendc-package"), None),)),
 }
 
 
-def _loader_layer(record: Patch) -> Callable[[DeviceProvider], tuple[Patch, ...]]:
-    def layer(_provider: DeviceProvider) -> tuple[Patch, ...]:
+Layer = Callable[[DeviceProvider, LineAdapters], tuple[Patch, ...]]
+
+
+def _loader_layer(record: Patch) -> Layer:
+    def layer(_provider: DeviceProvider, _adapters: LineAdapters) -> tuple[Patch, ...]:
         return (record,)
 
     return layer
 
 
-LAYERS: dict[str, Callable[[DeviceProvider], tuple[Patch, ...]]] = {
+LAYERS: dict[str, Layer] = {
     "triton-family": triton_family_layer,
     "triton-registration": triton_registration_layer,
     "ascendc": ascendc_layer,
@@ -582,11 +580,11 @@ LAYERS: dict[str, Callable[[DeviceProvider], tuple[Patch, ...]]] = {
 }
 
 
-def all_layer_ids() -> frozenset[str]:
+def all_layer_ids(adapters: LineAdapters) -> frozenset[str]:
     """Every layer record id, for validating NPU_INDUCTOR_COMPAT_DISABLE (builds records, applies nothing)."""
     from npu_inductor_compat.common.providers import TORCH_NPU
 
-    ids = {record.id for record in config_layer() + device_layer(TORCH_NPU)}
+    ids = {record.id for record in config_layer(adapters) + device_layer(TORCH_NPU, adapters)}
     for build in LAYERS.values():
-        ids.update(record.id for record in build(TORCH_NPU))
+        ids.update(record.id for record in build(TORCH_NPU, adapters))
     return frozenset(ids)

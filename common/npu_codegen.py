@@ -36,17 +36,16 @@ class NpuDeviceOpOverrides(CUDADeviceOpOverrides):  # type: ignore[misc]
 
 
 class NpuCppWrapperPending(CppWrapperGpu):  # type: ignore[misc]
-    """Placeholder for the NPU C++ wrapper: upstream's GPU C++ wrapper would emit CUDA driver calls for an NPU.
-
-    Registered so that ``cpp_wrapper=True`` fails with a message that says what is missing, instead of
-    Inductor's bare "Device npu not supported" assertion or silently CUDA-flavoured C++.
-    """
+    """Registered for "npu" until fix ``cpp-wrapper-workspace-locks`` puts this package's NPU C++ wrapper in its
+    place: upstream's GPU C++ wrapper would emit CUDA driver calls for an NPU, and Inductor's own failure is a bare
+    "Device npu not supported" assertion."""
 
     @staticmethod
     def create(*args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
-            "npu_inductor_compat: this package's NPU C++ wrapper (ACL launches with workspace and sync-block locks) "
-            "is not available yet; use cpp_wrapper=False, or install torch_npu, whose C++ wrapper is then used"
+            "npu_inductor_compat: cpp_wrapper=True for device 'npu' needs fix 'cpp-wrapper-workspace-locks' (this "
+            "package's NPU C++ wrapper), which is disabled (NPU_INDUCTOR_COMPAT_DISABLE, disable=, or codegen "
+            "--without-fix); use cpp_wrapper=False or enable the fix"
         )
 
 

@@ -126,10 +126,14 @@ def ffts_decision() -> tuple[bool, str]:
         arch = utils.get_ascend_arch_from_env()
         answer = bool(utils.is_ffts_supported(arch)) and not bool(utils.force_disable_ffts())
         return answer, "triton-ascend's is_ffts_supported() and force_disable_ffts()"
+    from npu_inductor_compat.common import torch_npu_names
     from npu_inductor_compat.common.providers import TORCH_NPU, active_provider
 
     if active_provider() is TORCH_NPU:
-        support = getattr(importlib.import_module("torch_npu._inductor.utils"), "triton_support_ffts", None)
+        try:
+            support = torch_npu_names.first_defined("triton-support-ffts")
+        except ImportError:
+            support = None  # releases without it pass the address (their wrapper always does)
         if support is not None:
             return bool(support()), "torch_npu's triton_support_ffts()"
     if env_switch(FFTS_ENV):
@@ -261,16 +265,6 @@ class CppWrapperNpu(gpu.CppWrapperGpu):  # type: ignore[misc]
         # torch has no cpp_wrapper/npu.h: the common wrapper header, then our own runtime (kernel_driver)
         return f"#include <{NPU_WRAPPER_HEADER}>"
 
-    # COMPAT(>= 2.13): upstream asks for the JIT and the AOT include separately (both are written, one per buffer).
-    # CAN REMOVE when MIN_SUPPORTED >= (2, 13): keep only these two, drop get_device_include_path.
-    @staticmethod
-    def get_device_include_path_jit(device: str) -> str:
-        return f"#include <{NPU_WRAPPER_HEADER}>"
-
-    @staticmethod
-    def get_device_include_path_aot(device: str) -> str:
-        return "// AOTInductor packaging for NPU is not supported by npu_inductor_compat's C++ wrapper"
-
     def finalize_prefix(self) -> None:
         for call in self._triton_call_wrappers.values():
             if type(call) is gpu.DeferredTritonCallWrapper:
@@ -305,3 +299,20 @@ class CppWrapperNpu(gpu.CppWrapperGpu):  # type: ignore[misc]
             code.writeline(f"{ctype} {var} = static_cast<{ctype}>({value});")
             fields.append(ArgField(ctype, field, var))
         return fields
+
+
+class CppWrapperNpuSplitIncludes(CppWrapperNpu):
+    """For lines whose Inductor asks for the JIT and the AOT include separately (2.13 and newer: both are written,
+    one per buffer; 2.12, on the same line, still asks get_device_include_path and never calls these)."""
+
+    @staticmethod
+    def get_device_include_path_jit(device: str) -> str:
+        return f"#include <{NPU_WRAPPER_HEADER}>"
+
+    @staticmethod
+    def get_device_include_path_aot(device: str) -> str:
+        return "// AOTInductor packaging for NPU is not supported by npu_inductor_compat's C++ wrapper"
+
+    @staticmethod
+    def create(*args: Any, **kwargs: Any) -> CppWrapperNpuSplitIncludes:
+        return CppWrapperNpuSplitIncludes()

@@ -7,10 +7,10 @@ a typo fails at ``torch.compile`` with the list of valid backends instead of muc
 
 from __future__ import annotations
 
-import inspect
 import sys
 from typing import Any
 
+from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 OPTION = "npu_backend"
@@ -29,35 +29,36 @@ class NpuBackendName(str, metaclass=_ValidatesBackendName):
     """The value type of the ``npu_backend`` option: a backend name from the table in common.backends."""
 
 
-def _new_config_entry(default: Any, value_type: type, name: str) -> Any:
-    """COMPAT(>= 2.12): ``_ConfigEntry(config, name)`` (a ContextVar per option); before that ``_ConfigEntry(config)``.
-    COMPAT(>= 2.10): ``_Config`` is keyword-only, so keywords are passed on every line.
-    CAN REMOVE when MIN_SUPPORTED >= (2, 12): always pass the name.
-    """
+# ------------------------------------------------------------------- line variants (chosen in common/adapters.py)
+def config_entry_unnamed(default: Any, value_type: type, name: str) -> Any:
+    """Lines up to 2.11: ``_ConfigEntry(config)``. ``_Config`` takes keywords (keyword-only from 2.10)."""
     from torch.utils._config_module import _Config, _ConfigEntry
 
-    config = _Config(default=default, value_type=value_type)
-    if "name" in inspect.signature(_ConfigEntry.__init__).parameters:
-        return _ConfigEntry(config, name)
-    return _ConfigEntry(config)
+    return _ConfigEntry(_Config(default=default, value_type=value_type))
 
 
-def _config_hash_dirty() -> None:
-    """The config hash (part of Inductor's FX-graph cache key) and the option dict are memoised; adding or removing
-    an option must invalidate them.
+def config_entry_named(default: Any, value_type: type, name: str) -> Any:
+    """Lines from 2.12: ``_ConfigEntry(config, name)`` (each option is backed by its own ContextVar)."""
+    from torch.utils._config_module import _Config, _ConfigEntry
 
-    COMPAT(>= 2.13): the memo flags became ContextVars (``_hash_dirty_var``, ``_get_dict_dirty_keys_var``; checked
-    in 2.13.0 and 2.14.1, 2.12.1 still has ``_is_dirty``); None dirty keys means "recompute everything".
-    CAN REMOVE when MIN_SUPPORTED >= (2, 13): keep only the ContextVar branch.
-    """
+    return _ConfigEntry(_Config(default=default, value_type=value_type), name)
+
+
+def config_memo_flag_dirty() -> None:
+    """Up to 2.12: the config hash (part of Inductor's FX-graph cache key) and the option dict are memoised behind
+    ``_is_dirty``; adding or removing an option must invalidate them."""
     config: Any = sys.modules.get(CONFIG_MODULE)
-    if config is None:
-        return
-    if hasattr(config, "_hash_dirty_var"):
+    if config is not None:
+        config._is_dirty = True
+
+
+def config_memo_contextvars_dirty() -> None:
+    """From 2.13: the memo flags are ContextVars (``_hash_dirty_var``, ``_get_dict_dirty_keys_var``; None dirty
+    keys means "recompute everything")."""
+    config: Any = sys.modules.get(CONFIG_MODULE)
+    if config is not None:
         config._hash_dirty_var.set(True)
         config._get_dict_dirty_keys_var.set(None)
-    else:
-        config._is_dirty = True
 
 
 def _torch_npu_defined_it() -> bool:
@@ -81,38 +82,47 @@ def current_value() -> str | None:
 
 def _switch_backend_per_compile(original: Any) -> Any:
     """Wrap the compile entry Dynamo hands each graph to, so that ``options={"npu_backend": ...}`` selects the
-    backend for that compile (when the package is active): its layers are switched in before Inductor lowers."""
+    backend for that compile. Only graphs that touch an npu tensor are affected: any other graph compiles exactly as
+    without this package, whatever the option says. An npu compile holds the package's selection lock from the
+    switch to the end of the compile, so a concurrent compile cannot switch the layers under it."""
 
     @wraps_original(original)
-    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
-        wanted = self.config.get(OPTION)
-        if wanted is not None and wanted != "default":
-            from npu_inductor_compat.activation import switch_backend
+    def __call__(self: Any, model_: Any, inputs_: Any, *args: Any, **kwargs: Any) -> Any:
+        from npu_inductor_compat.activation import compiling_with_backend
+        from npu_inductor_compat.autoload import graph_uses_npu
 
-            switch_backend(wanted, f"torch.compile option {OPTION!r}")
-        return original(self, *args, **kwargs)
+        if not graph_uses_npu(model_, inputs_):
+            return original(self, model_, inputs_, *args, **kwargs)
+        wanted = self.config.get(OPTION)
+        if wanted == "default":
+            wanted = None
+        with compiling_with_backend(wanted, f"torch.compile option {OPTION!r}"):
+            return original(self, model_, inputs_, *args, **kwargs)
 
     return __call__
 
 
-OPTION_RECORD = Patch(
-    id="npu-backend-option",
-    layer="config",
-    why="torch.compile rejects unknown options; users select the NPU backend with options={'npu_backend': ...}",
-    upstream="torch_npu _dynamo.py injects npu_backend by patching ConfigModule.get_config_copy (PR 40264)",
-    remove_when="never while torch has no per-device compile option routed through torch.compile(options=...)",
-    changes=(
-        Change(
-            f"{CONFIG_MODULE}:_config",
-            lambda _old: _new_config_entry(None, NpuBackendName, OPTION),
-            kind="dict_item",
-            key=OPTION,
-            must_exist=False,
+def option_record(adapters: LineAdapters) -> Patch:
+    """The record injecting the option, with the running line's config entry and memo refresh."""
+    return Patch(
+        id="npu-backend-option",
+        layer="config",
+        why="torch.compile rejects unknown options; users select the NPU backend with options={'npu_backend': ...}",
+        upstream="torch_npu _dynamo.py injects npu_backend by patching ConfigModule.get_config_copy (PR 40264)",
+        remove_when="never while torch has no per-device compile option routed through torch.compile(options=...)",
+        changes=(
+            Change(
+                f"{CONFIG_MODULE}:_config",
+                lambda _old: adapters.new_config_entry(None, NpuBackendName, OPTION),
+                kind="dict_item",
+                key=OPTION,
+                must_exist=False,
+            ),
         ),
-    ),
-    upstream_has_fix=_torch_npu_defined_it,
-    refresh=_config_hash_dirty,
-)
+        upstream_has_fix=_torch_npu_defined_it,
+        refresh=adapters.config_changed,
+    )
+
 
 PER_COMPILE_RECORD = Patch(
     id="npu-backend-per-compile",

@@ -7,14 +7,12 @@ a layer actually needs its classes.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from npu_inductor_compat.common import torch_npu_names
 from npu_inductor_compat.patching import Patch
 
 
@@ -33,66 +31,26 @@ class DeviceProvider:
 
 
 def _torch_npu_interface() -> type:
-    # torch_npu 2.7.1.post11, 2.9.0.post9 and 2.12.0.post3 all define it here (checked in their wheels).
-    module: Any = importlib.import_module("torch_npu.utils._dynamo_device")
-    interface: type = module.NpuInterface
+    interface: type = torch_npu_names.first_defined("device-interface")
     return interface
 
 
-# Where released torch_npu wheels define their triton-backend codegen classes, newest layout first
-# (2.12.0.post3: codegen/scheduling.py, codegen/cpp_wrapper.py; 2.9.0.post9 and 2.7.1.post11: the others).
-_TORCH_NPU_CODEGEN = (
-    (
-        "torch_npu._inductor.codegen.scheduling:NPUTritonScheduling",
-        "torch_npu._inductor.codegen.npu_combined_scheduling:NPUCombinedScheduling",
-    ),
-    (
-        "torch_npu._inductor.codegen.wrapper:NPUWrapperCodeGen",
-        "torch_npu._inductor.codegen.wrapper:NPUPythonWrapperCodeGen",
-    ),
-    (
-        "torch_npu._inductor.codegen.cpp_wrapper:CppWrapperNpu",
-        "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
-    ),
-)
-
-
-def _first_defined(candidates: tuple[str, ...]) -> type:
-    problems = []
-    for candidate in candidates:
-        module_name, _, name = candidate.partition(":")
-        try:
-            found: type = getattr(importlib.import_module(module_name), name)
-            return found
-        except (ImportError, AttributeError) as err:
-            problems.append(f"{candidate}: {err}")
-    raise ImportError("torch_npu provides none of the expected classes: " + "; ".join(problems))
-
-
 def _torch_npu_codegen_classes() -> tuple[type, type, type | None]:
-    scheduling, wrapper, cpp_wrapper = (_first_defined(role) for role in _TORCH_NPU_CODEGEN)
+    roles = ("scheduling", "python-wrapper", "cpp-wrapper")
+    scheduling, wrapper, cpp_wrapper = (torch_npu_names.first_defined(role) for role in roles)
     return scheduling, wrapper, cpp_wrapper
 
+
+_RAW_STREAM_MODULE, _, _RAW_STREAM_NAME = torch_npu_names.qualname("raw-stream").partition(":")
 
 TORCH_NPU = DeviceProvider(
     name="torch_npu",
     device_interface=_torch_npu_interface,
     # defined in torch_npu/_inductor/utils.py by every released line (the package re-exports it only on some)
-    raw_stream_import="from torch_npu._inductor.utils import get_current_raw_stream as {name}",
+    raw_stream_import=f"from {_RAW_STREAM_MODULE} import {_RAW_STREAM_NAME} as {{name}}",
     summary="the real Ascend device (torch_npu + CANN)",
     codegen_classes=_torch_npu_codegen_classes,
 )
-
-_lock = threading.Lock()
-_override: DeviceProvider | None = None
-
-
-def set_provider(provider: DeviceProvider | None) -> DeviceProvider | None:
-    """Use ``provider`` instead of torch_npu (None: back to torch_npu); returns the previous override."""
-    global _override
-    with _lock:
-        previous, _override = _override, provider
-        return previous
 
 
 def torch_npu_installed() -> bool:
@@ -102,22 +60,59 @@ def torch_npu_installed() -> bool:
         return False
 
 
-SIMULATED_MARK = "_npu_inductor_compat_simulated"  # set on the torch.npu module the simulated NPU registers
+@dataclass(frozen=True)
+class _Registered:
+    provider: DeviceProvider
+    # True while this provider plays "npu" in this process (e.g. a simulated device that has been set up).
+    present: Callable[[], bool]
 
 
-def simulated_npu_set_up() -> bool:
-    npu = getattr(sys.modules.get("torch"), "npu", None)
-    return bool(getattr(npu, SIMULATED_MARK, False))
+class ProviderRegistry:
+    """Who plays "npu": an explicit override, else the first registered provider that is present, else torch_npu
+    when installed. Tools register their providers here; runtime code never looks for them by module name."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._override: DeviceProvider | None = None
+        self._registered: dict[str, _Registered] = {}
+
+    def register(self, provider: DeviceProvider, present: Callable[[], bool]) -> None:
+        with self._lock:
+            self._registered[provider.name] = _Registered(provider, present)
+
+    def unregister(self, name: str) -> None:
+        with self._lock:
+            self._registered.pop(name, None)
+
+    def set_override(self, provider: DeviceProvider | None) -> DeviceProvider | None:
+        with self._lock:
+            previous, self._override = self._override, provider
+            return previous
+
+    def active(self) -> DeviceProvider | None:
+        with self._lock:
+            if self._override is not None:
+                return self._override
+            registered = list(self._registered.values())
+        for entry in registered:
+            if entry.present():
+                return entry.provider
+        return TORCH_NPU if torch_npu_installed() else None
+
+
+REGISTRY = ProviderRegistry()
+
+
+def set_provider(provider: DeviceProvider | None) -> DeviceProvider | None:
+    """Use ``provider`` instead of the detected one (None: back to detection); returns the previous override."""
+    return REGISTRY.set_override(provider)
+
+
+def register_provider(provider: DeviceProvider, present: Callable[[], bool]) -> None:
+    """Make ``provider`` play "npu" whenever ``present()`` is true (checked at each activation)."""
+    REGISTRY.register(provider, present)
 
 
 def active_provider() -> DeviceProvider | None:
-    """The provider set with set_provider(), else the simulated NPU if it is set up in this process, else torch_npu
-    when installed, else None."""
-    with _lock:
-        if _override is not None:
-            return _override
-    if simulated_npu_set_up():
-        from npu_inductor_compat.common.simulated.device import PROVIDER
-
-        return PROVIDER
-    return TORCH_NPU if torch_npu_installed() else None
+    """The override, else the first registered provider that is present, else torch_npu when installed, else None."""
+    return REGISTRY.active()

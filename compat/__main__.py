@@ -100,13 +100,16 @@ def _fixes(argv: list[str]) -> int:
 
 
 def _codegen(argv: list[str]) -> int:
-    """The codegen command belongs to the version module serving this torch (it runs the real Inductor)."""
+    """The codegen command is a tool (the simulated NPU), loaded only when asked for."""
     try:
-        _, module = resolve()
+        resolve()
     except (UnsupportedTorchVersion, ValueError) as err:
         print(f"npu_inductor_compat codegen: {err}", file=sys.stderr)
         return 1
-    result: int = module.codegen_main(argv)
+    import importlib
+
+    cli = importlib.import_module("npu_inductor_compat.tools.simulated.cli")
+    result: int = cli.codegen_main(argv)
     return result
 
 

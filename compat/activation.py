@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import platform
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from npu_inductor_compat.dispatch import resolve
 from npu_inductor_compat.patching import Journal, Patch, PatchError
 from npu_inductor_compat.registry import fix_records
+from npu_inductor_compat.state import STATE
 from npu_inductor_compat.version import installed_versions
 
 log = logging.getLogger("npu_inductor_compat")
@@ -32,11 +34,14 @@ class Plan:
 
 
 class LineModule(Protocol):
-    def backend_plan(self, backend: str | None) -> Plan: ...
+    """What the dispatcher needs from a version module (see v*/__init__.py)."""
+
+    LINE: str
+    FIXES: tuple[Patch, ...]
+
+    def backend_plan(self, backend: str | None, source: str | None = None) -> Plan: ...
 
     def normalise_backend(self, name: object, source: str) -> str: ...
-
-    def codegen_main(self, argv: list[str]) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -55,22 +60,9 @@ class Decision:
             "why": record.why,
             "upstream": record.upstream,
             "remove_when": record.remove_when,
-            "lines": list(record.lines),
+            "lines": list(record.applies_to()),
             "targets": list(record.targets),
         }
-
-
-@dataclass
-class _State:
-    journal: Journal = field(default_factory=Journal)
-    active: bool = False
-    backend: str | None = None
-    disabled: frozenset[str] = frozenset()
-    decisions: list[Decision] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-
-
-_state = _State()
 
 
 def disabled_ids(known: set[str], extra: Iterable[str] = ()) -> frozenset[str]:
@@ -98,11 +90,13 @@ def _decide(record: Patch, line: str, disabled: frozenset[str], journal: Journal
             raise PatchError(f"patch {record.id!r}: probing whether upstream has the fix failed: {err!r}") from err
         if has_fix:
             return Decision(record, "not needed", "upstream has it")
-    if line not in record.lines:
+    if line not in record.applies_to():
         if record.upstream_has_fix is None:
-            return Decision(record, "skipped", f"written for {', '.join(record.lines)}; not for {line}")
+            return Decision(record, "skipped", f"written for {', '.join(record.applies_to())}; not for {line}")
         return Decision(
-            record, "missing", f"upstream lacks it on this torch, but the fix is only for {', '.join(record.lines)}"
+            record,
+            "missing",
+            f"upstream lacks it on this torch, but the fix is only for {', '.join(record.applies_to())}",
         )
     return Decision(record, "applied", "")
 
@@ -114,12 +108,16 @@ def activate(backend: str | None = None, *, disable: Iterable[str] = ()) -> dict
     NPU_INDUCTOR_COMPAT_DISABLE. On any failure torch is left as it was before the call and the error names the
     record that failed.
     """
-    journal = _state.journal
-    with journal.lock:
+    return _activate(backend, disable, None)
+
+
+def _activate(backend: str | None, disable: Iterable[str], source: str | None) -> dict[str, Any]:
+    journal = STATE.journal
+    with STATE.lock:
         choice, module = resolve()
         line = choice.line.module
-        plan: Plan = module.backend_plan(backend)
-        records = fix_records()
+        plan: Plan = module.backend_plan(backend, source)
+        records = fix_records(line)
         known = {record.id for record in records} | set(plan.known_ids) | {patch.id for patch in plan.layers}
         disabled = disabled_ids(known, disable)
         decisions: list[Decision] = []
@@ -131,18 +129,18 @@ def activate(backend: str | None = None, *, disable: Iterable[str] = ()) -> dict
         def upstream_has() -> set[str]:  # a requirement upstream already meets needs no record of ours
             return {decision.record.id for decision in decisions if decision.status == "not needed"}
 
-        if _state.active and (plan.backend, disabled) == (_state.backend, _state.disabled):
+        if STATE.active and (plan.backend, disabled) == (STATE.backend, STATE.disabled):
             # same selection: idempotent, already-applied records stay as they are
             journal.apply(decide(), satisfied=upstream_has())
         else:
             # A new selection is decided on torch without our earlier changes (a probe must see upstream, not us),
             # so everything is undone first, and put back exactly if the new activation fails.
             journal.transition([patch.id for patch in journal.applied()], decide, satisfied=upstream_has)
-        _state.active = True
-        _state.disabled = disabled
-        _state.backend = plan.backend
-        _state.decisions = decisions
-        _state.skipped = list(plan.skipped)
+        STATE.active = True
+        STATE.disabled = disabled
+        STATE.backend = plan.backend
+        STATE.decisions = decisions
+        STATE.skipped = list(plan.skipped)
         for decision in decisions:
             log.info("npu_inductor_compat: %s %s %s", decision.record.id, decision.status, decision.detail)
         for what, why in plan.skipped:
@@ -150,57 +148,57 @@ def activate(backend: str | None = None, *, disable: Iterable[str] = ()) -> dict
         return status()
 
 
-def switch_backend(requested: str, source: str) -> None:
-    """Switch the active package to ``requested`` if it is active with another backend (per-compile option)."""
-    with _state.journal.lock:
-        if not _state.active:
-            return
-        module = resolve()[1]
-        wanted = module.normalise_backend(requested, source)
-        if wanted != _state.backend:
-            log.info("npu_inductor_compat: %s selects backend %r (was %r)", source, wanted, _state.backend)
-            activate(wanted, disable=_state.disabled)
+@contextlib.contextmanager
+def compiling_with_backend(requested: str | None, source: str) -> Iterator[None]:
+    """Around one npu compile: switch the active package to ``requested`` (if given and different) and hold the
+    package lock until the compile ends, so a concurrent compile cannot switch the layers under this one. The
+    backend stays selected afterwards (the option selects "for that compile and after"). Does nothing to an
+    inactive package."""
+    with STATE.lock:
+        if STATE.active and requested is not None:
+            module = resolve()[1]
+            wanted = module.normalise_backend(requested, source)
+            if wanted != STATE.backend:
+                log.info("npu_inductor_compat: %s selects backend %r (was %r)", source, wanted, STATE.backend)
+                _activate(wanted, STATE.disabled, source)
+        yield
 
 
 def is_active() -> bool:
-    return _state.active
+    return STATE.active
 
 
 def deactivate() -> list[str]:
     """Undo everything activate() applied, last first, and disarm zero-touch activation. Returns the ids undone."""
     from npu_inductor_compat.autoload import disarm
 
-    with _state.journal.lock:
-        undone = _state.journal.undo()
+    with STATE.lock:
+        undone = STATE.journal.undo()
         disarm()
-        _state.active = False
-        _state.backend = None
-        _state.disabled = frozenset()
-        _state.decisions = []
-        _state.skipped = []
+        STATE.forget_activation()
         return undone
 
 
 def status() -> dict[str, Any]:
     """A JSON-serialisable picture of what is chosen and applied."""
     from npu_inductor_compat import __version__
-    from npu_inductor_compat.dispatch import choose_line
 
     versions: dict[str, Any] = {"npu_inductor_compat": __version__, "python": platform.python_version()}
     versions.update(installed_versions())
-    with _state.journal.lock:
-        choice = choose_line()
+    with STATE.lock:
+        # the line this process resolved (once), never a re-read of the environment
+        choice = resolve()[0]
         return {
             "versions": versions,
             "line": choice.line.module,
             "line_reason": choice.reason,
             "untested": choice.untested,
-            "active": _state.active,
-            "backend": _state.backend,
+            "active": STATE.active,
+            "backend": STATE.backend,
             "applied": [
                 {"id": patch.id, "layer": patch.layer, "targets": list(patch.targets)}
-                for patch in _state.journal.applied()
+                for patch in STATE.journal.applied()
             ],
-            "fixes": [decision.as_dict() for decision in _state.decisions],
-            "skipped": [{"what": what, "why": why} for what, why in _state.skipped],
+            "fixes": [decision.as_dict() for decision in STATE.decisions],
+            "skipped": [{"what": what, "why": why} for what, why in STATE.skipped],
         }

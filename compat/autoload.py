@@ -17,14 +17,14 @@ import logging
 from typing import Any
 
 from npu_inductor_compat.envflags import env_flag
-from npu_inductor_compat.patching import Change, Journal, Patch, wraps_original
+from npu_inductor_compat.patching import Change, Patch, wraps_original
+from npu_inductor_compat.state import STATE
 
 log = logging.getLogger("npu_inductor_compat")
 
 AUTOLOAD_ENV = "NPU_INDUCTOR_COMPAT_AUTOLOAD"
 DEVICE = "npu"
-
-_journal = Journal()
+OPTION = "npu_backend"
 
 
 def autoload_enabled() -> bool:
@@ -73,7 +73,11 @@ def _activate_when_the_option_is_first_read(original: Any) -> Any:
         from npu_inductor_compat.activation import activate, is_active
 
         # torch.compile validates options when it is called, before any graph exists: the option must exist then.
-        if options and "npu_backend" in options and not is_active():
+        if options and OPTION in options and not is_active():
+            from npu_inductor_compat.dispatch import resolve
+
+            # a bad value is rejected before anything is applied, naming where it came from
+            resolve()[1].normalise_backend(options[OPTION], f"torch.compile option {OPTION!r}")
             log.info("npu_inductor_compat: torch.compile got the npu_backend option: activating (zero-touch)")
             activate()
         return original(self, options, *args, **kwargs)
@@ -98,15 +102,15 @@ ARM = Patch(
 
 
 def armed() -> bool:
-    return _journal.is_applied(ARM.id)
+    return STATE.autoload_journal.is_applied(ARM.id)
 
 
 def arm() -> None:
-    _journal.apply([ARM])
+    STATE.autoload_journal.apply([ARM])
 
 
 def disarm() -> None:
-    _journal.undo()
+    STATE.autoload_journal.undo()
 
 
 def autoload() -> None:

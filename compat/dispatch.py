@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import threading
 import warnings
 from dataclasses import dataclass
 from types import ModuleType
@@ -48,7 +47,8 @@ class Line:
 LINES: tuple[Line, ...] = (
     Line("v2_7_1", (2, 7, 1), (2, 9, 0), "torch 2.7.x-2.8.x: old flex path, plain flex backward grid"),
     Line("v2_9", (2, 9, 0), (2, 12, 0), "torch 2.9.x-2.11.x: flex/ package, symbolic grids, 7-parameter registration"),
-    Line("v2_12", (2, 12, 0), None, "torch 2.12.x and newer: ContextVar config entries, lazy C++ kernel compile"),
+    Line("v2_12", (2, 12, 0), (2, 15, 0), "torch 2.12.x-2.14.x: named config entries, per-device benchmarker"),
+    Line("v2_15", (2, 15, 0), None, "torch 2.15.x and newer: no DEVICE_TO_ATEN, device-driven two-pass check"),
 )
 
 # The oldest supported release line: a removal tag for a release at or below it is stale (tests/test_compat_tags.py).
@@ -117,19 +117,17 @@ def choose_line(version: str | None = None) -> LineChoice:
 
 
 def torch_line(version: str | None = None) -> str:
-    """The version module name (``"v2_7_1"``, ``"v2_9"`` or ``"v2_12"``) serving ``version`` or the installed torch."""
+    """The version module name (``"v2_7_1"``, ``"v2_9"``, ``"v2_12"``, ``"v2_15"``) serving ``version`` or the
+    installed torch."""
     return choose_line(version).line.module
 
 
-_lock = threading.Lock()
-_resolved: tuple[LineChoice, ModuleType] | None = None
-
-
 def resolve() -> tuple[LineChoice, ModuleType]:
-    """Choose and import the version module for the installed torch, once per process."""
-    global _resolved
-    with _lock:
-        if _resolved is None:
+    """Choose and import the version module for the installed torch, once per process (kept in STATE)."""
+    from npu_inductor_compat.state import STATE
+
+    with STATE.lock:
+        if STATE.resolution is None:
             # Activation needs torch anyway; importing it first makes torch.__version__ the version read and lets
             # torch's logging (TORCH_LOGS) configure our logger before the choice is logged.
             importlib.import_module("torch")
@@ -140,12 +138,13 @@ def resolve() -> tuple[LineChoice, ModuleType]:
                 )
             module = importlib.import_module(choice.module_name)
             log.info("npu_inductor_compat: using %s (%s)", choice.line.module, choice.reason)
-            _resolved = (choice, module)
-        return _resolved
+            STATE.resolution = (choice, module)
+        return STATE.resolution
 
 
 def _forget_resolution() -> None:
     """Tests only: make the next resolve() choose again (for example after changing the env override)."""
-    global _resolved
-    with _lock:
-        _resolved = None
+    from npu_inductor_compat.state import STATE
+
+    with STATE.lock:
+        STATE.resolution = None

@@ -103,7 +103,9 @@ class Patch:
     upstream: str
     remove_when: str
     changes: tuple[Change, ...]
-    lines: tuple[str, ...] = ("v2_7_1", "v2_9", "v2_12")
+    # The version modules this record is written for; None: every line in the dispatcher's LINES (a shared
+    # mechanism), so a new line gets it without editing the record.
+    lines: tuple[str, ...] | None = None
     layer: str = "fix"
     # True when the installed torch already has the fix (then nothing is applied). Feature detection preferred.
     upstream_has_fix: Callable[[], bool] | None = None
@@ -127,6 +129,14 @@ class Patch:
     @property
     def targets(self) -> tuple[str, ...]:
         return tuple(change.describe() for change in self.changes)
+
+    def applies_to(self) -> tuple[str, ...]:
+        """The version modules this record is written for (``lines``, else every line of ``LINES``)."""
+        if self.lines is not None:
+            return self.lines
+        from npu_inductor_compat.dispatch import LINES
+
+        return tuple(line.module for line in LINES)
 
 
 def constant(value: Any) -> Callable[[Any], Any]:

@@ -1,32 +1,50 @@
-"""Every fix record the package knows, gathered from the modules that declare them.
+"""Every fix record the package knows, read from the version modules named in ``LINES``.
 
-Fix records live next to the code they belong to (``common`` for fixes shared by all lines, ``v*`` for a line's
-own). Each such module exposes ``FIXES: tuple[Patch, ...]`` and must import cheaply on every torch line (torch is
-only touched inside the records' callables). The index (`python -m npu_inductor_compat`, the README) is generated
-from these records.
+Each version module is the composition root of its line: its ``FIXES`` are the shared records of ``common`` built
+with its adapters, plus its own. This module reaches the version modules only by their names in ``LINES`` (never
+``common``); each must import cheaply on every torch line (torch is only touched inside the records' callables).
+The index (``python -m npu_inductor_compat fixes``, the README) is generated from these records.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 
-from npu_inductor_compat.dispatch import LINES
+from npu_inductor_compat import dispatch
 from npu_inductor_compat.patching import Patch
 
-FIX_MODULES: tuple[str, ...] = ("common", *(line.module for line in LINES))
+
+class RecordDeclarationError(RuntimeError):
+    """A version module lists a record that is not written for its line, or two different records share an id."""
 
 
-@functools.cache
-def fix_records() -> tuple[Patch, ...]:
-    """All fix records, in declaration order; ids are unique."""
-    records: list[Patch] = []
-    seen: dict[str, str] = {}
-    for name in FIX_MODULES:
-        module = importlib.import_module(f"npu_inductor_compat.{name}")
-        for record in getattr(module, "FIXES", ()):
-            if record.id in seen:
-                raise RuntimeError(f"fix id {record.id!r} is declared by both {seen[record.id]} and {name}")
-            seen[record.id] = name
-            records.append(record)
-    return tuple(records)
+def line_fixes(line: str) -> tuple[Patch, ...]:
+    """The records the version module ``line`` applies (its FIXES), checked against each record's lines."""
+    module = importlib.import_module(f"npu_inductor_compat.{line}")
+    records: tuple[Patch, ...] = tuple(getattr(module, "FIXES", ()))
+    for record in records:
+        if line not in record.applies_to():
+            raise RecordDeclarationError(
+                f"{line} lists fix {record.id!r}, which is written for {', '.join(record.applies_to())} only"
+            )
+    return records
+
+
+def fix_records(running: str | None = None) -> tuple[Patch, ...]:
+    """Every line's records, each id once. The running line's objects come first (they carry its adapters); the
+    other lines' own records follow, so the report can say whether upstream already has them here."""
+    order = [line.module for line in dispatch.LINES]  # read at call time: LINES is the one table
+    if running is not None:
+        if running not in order:
+            raise ValueError(f"unknown line {running!r}; lines: {', '.join(order)}")
+        order.remove(running)
+        order.insert(0, running)
+    records: dict[str, tuple[str, Patch]] = {}
+    for line in order:
+        for record in line_fixes(line):
+            seen = records.get(record.id)
+            if seen is None:
+                records[record.id] = (line, record)
+            elif seen[1].lines != record.lines or seen[1].layer != record.layer:
+                raise RecordDeclarationError(f"fix id {record.id!r} means different records in {seen[0]} and {line}")
+    return tuple(record for _, record in records.values())

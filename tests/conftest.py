@@ -105,14 +105,27 @@ def fake_torch_npu(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         del sys.modules[name]
 
 
+def running_adapters() -> Any:
+    """The adapters of the version module serving the installed torch."""
+    from npu_inductor_compat.dispatch import resolve
+
+    return resolve()[1].ADAPTERS
+
+
+@pytest.fixture
+def adapters() -> Any:
+    return running_adapters()
+
+
 def _all_records(provider: Any) -> list[Any]:
     from npu_inductor_compat.common import layers
     from npu_inductor_compat.registry import fix_records
 
-    records = [*layers.config_layer(), *layers.device_layer(provider)]
+    adapters = running_adapters()
+    records = [*layers.config_layer(adapters), *layers.device_layer(provider, adapters)]
     for build in layers.LAYERS.values():
-        records += build(provider)
-    return records + list(fix_records())
+        records += build(provider, adapters)
+    return records + list(fix_records(adapters.line))
 
 
 def _state_of(change: Any) -> list[tuple[str, Any]]:

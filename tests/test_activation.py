@@ -88,8 +88,8 @@ def test_failure_at_each_position_of_activation_leaves_torch_as_it_was(
     before = torch_state.snapshot()
     for position in range(size + 1):
 
-        def plan_with_failure(backend: Any, position: int = position) -> Any:
-            plan = original_plan(backend)
+        def plan_with_failure(backend: Any, source: Any = None, position: int = position) -> Any:
+            plan = original_plan(backend, source)
             layers = list(plan.layers)
             layers.insert(position, _failing_record(position))
             return activation.Plan(plan.backend, tuple(layers), plan.skipped, plan.known_ids)
@@ -108,7 +108,9 @@ def test_failed_switch_keeps_the_previous_activation_exactly(
     from npu_inductor_compat.common import layers
 
     real_ascendc = layers.LAYERS["ascendc"]
-    monkeypatch.setitem(layers.LAYERS, "ascendc", lambda provider: (*real_ascendc(provider), _failing_record(0)))
+    monkeypatch.setitem(
+        layers.LAYERS, "ascendc", lambda provider, adapters: (*real_ascendc(provider, adapters), _failing_record(0))
+    )
     monkeypatch.setattr("npu_inductor_compat.common.backends.requirement_problems", lambda backend: [])
     npu_inductor_compat.activate()
     during = torch_state.snapshot()
@@ -137,11 +139,11 @@ def test_disable_env_skips_named_records_and_rejects_unknown_ids(
     assert applied_ids() == set()
 
 
-def test_deactivate_restores_exactly_and_reactivates(fake_provider: Any, torch_state: Any) -> None:
+def test_deactivate_restores_exactly_and_reactivates(fake_provider: Any, torch_state: Any, adapters: Any) -> None:
     before = torch_state.snapshot()
     for _ in range(2):
         npu_inductor_compat.activate()
-        assert {record.id for record in layers.device_layer(fake_provider)} <= applied_ids()
+        assert {record.id for record in layers.device_layer(fake_provider, adapters)} <= applied_ids()
         undone = npu_inductor_compat.deactivate()
         assert "npu-device-interface" in undone
         torch_state.assert_same(before, torch_state.snapshot())
@@ -154,7 +156,7 @@ def test_probe_that_raises_is_an_error_naming_the_record(fake_provider: Any, mon
     module = resolve()[1]
     original_plan = module.backend_plan
 
-    def broken(_backend: Any) -> Any:
+    def broken(_backend: Any, _source: Any = None) -> Any:
         plan = original_plan(None)
         bad = Patch(
             id="bad-probe",

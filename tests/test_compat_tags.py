@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from npu_inductor_compat.dispatch import MIN_SUPPORTED, NEWEST_TESTED
+from npu_inductor_compat.dispatch import LINES, MIN_SUPPORTED, NEWEST_TESTED
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = [path for folder in ("compat", "common", "v2_7_1", "v2_9", "v2_12") for path in (ROOT / folder).rglob("*.py")]
+FOLDERS = ("compat", "common", "tools", *(line.module for line in LINES))
+SOURCES = [path for folder in FOLDERS for path in (ROOT / folder).rglob("*.py")]
 COMPAT = re.compile(r"COMPAT\(>= (\d+)\.(\d+)\): \S")
 REMOVE = re.compile(r"CAN REMOVE when MIN_SUPPORTED >= \((\d+), (\d+)\): \S")
 

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _corpus_module() -> Any:
-    from npu_inductor_compat.common.simulated import corpus
+    from npu_inductor_compat.tools.simulated import corpus
 
     return corpus
 

@@ -50,7 +50,21 @@ def test_a_missing_fix_fails_the_matrix(tmp_path: Path, capsys: pytest.CaptureFi
     bad.write_text(json.dumps(result("2.9.1", "v2_9", {"a": "missing"})))
     assert matrix.main([str(good), "--out", str(tmp_path / "m.md")]) == 0
     assert matrix.main([str(good), str(bad)]) == 1
-    assert "a on torch 2.9.1" in capsys.readouterr().err
+    assert "a missing on torch 2.9.1" in capsys.readouterr().err
+
+
+def test_a_record_skipped_because_it_is_not_written_for_a_line_fails_the_matrix(tmp_path: Path) -> None:
+    """A record that does not apply to a line and has no probe leaves that line unjudged: the matrix fails."""
+    good = result("2.7.1", "v2_7_1", {"a": "applied"})
+    bad = result("2.15.0", "v2_15", {"a": "skipped"})
+    bad["fixes"][0]["detail"] = "written for v2_7_1; not for v2_15"
+    disabled = result("2.9.1", "v2_9", {"a": "skipped"})
+    disabled["fixes"][0]["detail"] = "disabled by NPU_INDUCTOR_COMPAT_DISABLE"
+    assert matrix.problem_cells([good, disabled]) == []
+    assert matrix.problem_cells([good, bad]) == ["a skipped on torch 2.15.0 (written for v2_7_1; not for v2_15)"]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    assert matrix.main([str(path)]) == 1
 
 
 def test_readme_matrix_has_every_record_and_line_and_this_lines_statuses_are_true() -> None:

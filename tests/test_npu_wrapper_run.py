@@ -83,7 +83,7 @@ def _load_build() -> Any:
 def emulated_npu(tmp_path_factory: pytest.TempPathFactory) -> Any:
     import torch
 
-    from npu_inductor_compat.common.simulated import headers
+    from npu_inductor_compat.tools.simulated import headers
 
     try:
         (source,) = headers.torch_npu_headers(torch.__version__)
@@ -343,7 +343,7 @@ extern "C" int old_launch(uint64_t workspace_bytes, uint64_t lock_bytes) {
 
 OLD_LAUNCH_RUN = """
 import ctypes, json, sys
-from npu_inductor_compat.common.simulated import device
+from npu_inductor_compat.tools.simulated import device
 device.setup()
 old = ctypes.CDLL(sys.argv[1])
 acl = ctypes.CDLL(sys.argv[2])
@@ -362,7 +362,7 @@ def test_the_emulation_catches_the_two_request_launch_this_package_used_to_gener
     fit, and when the second grows the block it frees the first before the launch; data_ptr() is null."""
     from torch.utils.cpp_extension import include_paths, library_paths
 
-    from npu_inductor_compat.common.simulated.headers import _cpp_standard
+    from npu_inductor_compat.tools.simulated.headers import _cpp_standard
 
     source = tmp_path / "old_launch.cpp"
     source.write_text(textwrap.dedent(OLD_LAUNCH))

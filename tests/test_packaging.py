@@ -12,8 +12,12 @@ from typing import Any
 
 import pytest
 
+from npu_inductor_compat.dispatch import LINES
+
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE_FOLDERS = ("compat", "common", "v2_7_1", "v2_9", "v2_12")
+
+LINE_FOLDERS = tuple(line.module for line in LINES)
+SOURCE_FOLDERS = ("compat", "common", "tools", *LINE_FOLDERS)
 
 
 @pytest.mark.slow
@@ -37,18 +41,18 @@ def test_built_wheel_holds_only_npu_inductor_compat(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/", 1)[0] for name in names}
     assert {t for t in top if not t.endswith(".dist-info")} == {"npu_inductor_compat"}
-    for sub in ("common", "v2_7_1", "v2_9", "v2_12"):
+    for sub in ("common", "tools", "tools/simulated", *LINE_FOLDERS):
         assert f"npu_inductor_compat/{sub}/__init__.py" in names
     assert "npu_inductor_compat/__init__.py" in names and "npu_inductor_compat/py.typed" in names
     # the simulated NPU's C++ source is package data: a normal install must be able to build the device
-    assert "npu_inductor_compat/common/simulated/device_ext.cpp" in names
+    assert "npu_inductor_compat/tools/simulated/device_ext.cpp" in names
     assert "npu_inductor_compat/common/npu_launch_runtime.h" in names  # spliced into every NPU C++ wrapper
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
     assert (
         "npu_inductor_compat = npu_inductor_compat.autoload:autoload"
         in zipfile.ZipFile(wheel).read(entry_points).decode()
     )
-    assert not any(name.startswith(("compat/", "common/", "v2_", "tests/")) for name in names)
+    assert not any(name.startswith(tuple(f"{folder}/" for folder in (*SOURCE_FOLDERS, "tests"))) for name in names)
 
 
 def test_tests_import_the_installed_package_not_the_source_folders() -> None:
@@ -103,7 +107,7 @@ def test_no_bare_imports_of_source_folders() -> None:
     """Belt and braces beside ruff's banned-api: no module imports a source folder by its folder name."""
     import re
 
-    pattern = re.compile(r"^\s*(from|import)\s+(compat|common|v2_7_1|v2_9|v2_12)\b", re.M)
+    pattern = re.compile(rf"^\s*(from|import)\s+({'|'.join(SOURCE_FOLDERS)})\b", re.M)
     offenders = [
         str(path.relative_to(ROOT))
         for folder in (*SOURCE_FOLDERS, "tests")
@@ -113,27 +117,77 @@ def test_no_bare_imports_of_source_folders() -> None:
     assert offenders == []
 
 
-def test_dependency_direction() -> None:
-    """v* -> common -> compat: compat never imports common or a v*, common never a v*, no v* another v*."""
+def _imported_names(path: Path) -> list[str]:
+    """Modules a file imports: import statements, and string arguments of importlib.import_module / __import__."""
     import ast
 
-    lines = ("v2_7_1", "v2_9", "v2_12")
-    forbidden = {
-        "compat": ("common", *lines),
-        "common": lines,
-        **{line: tuple(other for other in lines if other != line) for line in lines},
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in ("import_module", "__import__"):
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    names.append(first.value)
+                elif isinstance(first, ast.JoinedStr):  # f"npu_inductor_compat.{name}": its constant prefix
+                    names.append("".join(v.value for v in first.values if isinstance(v, ast.Constant)) + "<dynamic>")
+    return names
+
+
+# Who may import whom: compat reaches the version modules only by name from LINES (never common, a v* or a tool
+# statically); common never a version module or a tool; no version module another or a tool; tools anything runtime.
+def _forbidden() -> dict[str, tuple[str, ...]]:
+    return {
+        "compat": ("common", *LINE_FOLDERS),
+        "common": (*LINE_FOLDERS, "tools"),
+        **{line: (*(other for other in LINE_FOLDERS if other != line), "tools") for line in LINE_FOLDERS},
     }
+
+
+def dependency_problems(root: Path) -> list[str]:
     problems = []
-    for folder, banned in forbidden.items():
-        for path in (ROOT / folder).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text())):
-                names = []
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module:
-                    names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-                for name in names:
-                    parts = name.split(".")
-                    if parts[0] == "npu_inductor_compat" and len(parts) > 1 and parts[1] in banned:
-                        problems.append(f"{path.relative_to(ROOT)} imports {name}")
-    assert problems == []
+    for folder, banned in _forbidden().items():
+        for path in (root / folder).rglob("*.py"):
+            for name in _imported_names(path):
+                parts = name.split(".")
+                if parts[0] == "npu_inductor_compat" and len(parts) > 1 and parts[1] in banned:
+                    problems.append(f"{path.relative_to(root)} imports {name}")
+    return problems
+
+
+def test_dependency_direction() -> None:
+    """v* -> common -> compat, tools -> anything runtime; importlib string imports count as imports."""
+    assert dependency_problems(ROOT) == []
+
+
+def test_the_dependency_check_sees_importlib_string_imports(tmp_path: Path) -> None:
+    """The check reads import_module("...") strings, f-strings included: a cycle hidden that way is caught."""
+    for folder in SOURCE_FOLDERS:
+        (tmp_path / folder).mkdir()
+    (tmp_path / "compat" / "sneaky.py").write_text(
+        'import importlib\nimportlib.import_module("npu_inductor_compat.common.layers")\n'
+    )
+    (tmp_path / "common" / "sneaky.py").write_text(
+        'import importlib\nline = "v2_9"\nimportlib.import_module(f"npu_inductor_compat.v2_9.{line}")\n'
+    )
+    problems = dependency_problems(tmp_path)
+    assert "compat/sneaky.py imports npu_inductor_compat.common.layers" in problems
+    assert any(problem.startswith("common/sneaky.py imports npu_inductor_compat.v2_9.") for problem in problems)
+
+
+def test_each_folder_says_what_lives_there() -> None:
+    """Every package folder's __init__.py opens with a docstring (one sentence of what it holds)."""
+    import ast
+
+    missing = []
+    for folder in (*SOURCE_FOLDERS, "tools/simulated"):
+        init = ROOT / folder / "__init__.py"
+        doc = ast.get_docstring(ast.parse(init.read_text()))
+        if not doc or not doc.strip():
+            missing.append(folder)
+    assert missing == []

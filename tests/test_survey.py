@@ -13,12 +13,15 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.common import survey
 from npu_inductor_compat.common.layers import all_layer_ids
 from npu_inductor_compat.registry import fix_records
+from npu_inductor_compat.tools import survey
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE_FOLDERS = ("compat", "common", "v2_7_1", "v2_9", "v2_12")
+from npu_inductor_compat.dispatch import LINES  # noqa: E402
+
+LINE_FOLDERS = tuple(line.module for line in LINES)
+SOURCE_FOLDERS = ("compat", "common", "tools", *LINE_FOLDERS)
 
 
 def make_wheel(
@@ -258,12 +261,12 @@ def test_cache_dir_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 
 
 # ---------------------------------------------------------------------------------------------- coverage
-def test_every_fix_record_has_a_detector_and_every_detector_a_record() -> None:
+def test_every_fix_record_has_a_detector_and_every_detector_a_record(adapters: Any) -> None:
     detectors = [detector.fix_id for detector in survey.FIX_DETECTORS]
     assert len(detectors) == len(set(detectors))
     records = {record.id for record in fix_records()}
     assert records - set(detectors) == set(), "fix records without a torch_npu survey detector"
-    unknown = set(detectors) - records - all_layer_ids() - survey.PENDING_FIX_IDS
+    unknown = set(detectors) - records - all_layer_ids(adapters)
     assert unknown == set(), "detectors for ids that are no record"
 
 
@@ -275,7 +278,7 @@ def _torch_npu_references() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for folder in SOURCE_FOLDERS:
         for path in (ROOT / folder).rglob("*.py"):
-            if path == ROOT / "common" / "survey.py":
+            if path == ROOT / "tools" / "survey.py":
                 continue
             where = str(path.relative_to(ROOT))
             for node in ast.walk(ast.parse(path.read_text())):
@@ -312,10 +315,11 @@ def _covered(reference: str) -> bool:
 
 def test_every_torch_npu_name_in_the_package_is_a_surveyed_hook() -> None:
     references = _torch_npu_references()
-    assert "torch_npu.utils._dynamo_device" in references  # the scan sees the provider's import
-    assert "torch_npu._inductor.utils:get_current_raw_stream" in references  # ... and the generated-code import
+    # the scan sees the one table of hooked names (the provider's interface, the generated-code import)
+    assert "torch_npu.utils._dynamo_device:NpuInterface" in references
+    assert "torch_npu._inductor.utils:get_current_raw_stream" in references
     uncovered = {name: sorted(files) for name, files in references.items() if not _covered(name)}
-    assert uncovered == {}, "add these to survey.TORCH_NPU_HOOKS"
+    assert uncovered == {}, "add these to common/torch_npu_names.py TORCH_NPU_HOOKS"
 
 
 def test_hook_and_detector_tables_are_well_formed() -> None:
@@ -437,5 +441,5 @@ def test_released_torch_npu_findings(version: str) -> None:
 def test_finding_pip_leaves_setuptools_importable(run_python: Any) -> None:
     """Looking for pip with importlib.util.find_spec ran setuptools' distutils hack, after which importing
     torch.utils.cpp_extension (setuptools) failed in the same process whenever pip was not installed there."""
-    done = run_python("from npu_inductor_compat.common import survey; survey._pip(); import setuptools; print('ok')")
+    done = run_python("from npu_inductor_compat.tools import survey; survey._pip(); import setuptools; print('ok')")
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]

@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from npu_inductor_compat.common.flex import (
+    CUDA_QUERY_CHANGES,
     asking_the_device,
     asks_cuda,
     cuda_queries_answered_by,
@@ -157,6 +158,7 @@ CONFIGS_FROM_DEVICE = Patch(
         Change(f"{CHOICES}.get_flex_attention_bwd_configs", choices_asking_the_device, optional=True),
         # flex_attention imported it by name; decoding also asks for the SM count (get_split_k)
         Change(f"{FLEX_MODULE}:create_flex_decoding_kernel", asking_the_device),
+        *CUDA_QUERY_CHANGES,
     ),
     upstream_has_fix=lambda: not configs_ask_cuda(),
 )

@@ -1,15 +1,26 @@
-"""Version module for torch 2.9.x-2.11.x: what differs on this line from the shared code in common."""
+"""Version module for torch 2.9.x-2.11.x: flex in kernel/flex/ with symbolic grids, unnamed option entries, built-in
+op overrides loaded before registering npu, a precompiled cpp_wrapper header.
+
+The composition root of its line: the shared records of common built with this line's adapters, plus its own.
+"""
 
 from __future__ import annotations
 
-from npu_inductor_compat.common.backends import backend_plan
-from npu_inductor_compat.common.backends import normalise as normalise_backend
-from npu_inductor_compat.common.simulated.cli import codegen_main
+from npu_inductor_compat.activation import Plan
+from npu_inductor_compat.common import compose
 from npu_inductor_compat.patching import Patch
+from npu_inductor_compat.v2_9.adapters import ADAPTERS
 
 LINE = "v2_9"
 
-# This line's own fix records.
-FIXES: tuple[Patch, ...] = ()
+# Every fix record this line applies: the shared ones, then its own.
+FIXES: tuple[Patch, ...] = compose.shared_fixes(ADAPTERS)
 
-__all__ = ["FIXES", "LINE", "backend_plan", "codegen_main", "normalise_backend"]
+
+def backend_plan(backend: str | None, source: str | None = None) -> Plan:
+    return compose.backend_plan(backend, ADAPTERS, source)
+
+
+normalise_backend = compose.normalise_backend
+
+__all__ = ["ADAPTERS", "FIXES", "LINE", "backend_plan", "normalise_backend"]

@@ -26,7 +26,7 @@ import statistics, time
 import torch
 import npu_inductor_compat
 from npu_inductor_compat.common import providers
-from npu_inductor_compat.common.simulated import device
+from npu_inductor_compat.tools.simulated import device
 
 device.setup()
 providers.set_provider(device.PROVIDER)

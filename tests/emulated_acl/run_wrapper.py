@@ -77,8 +77,8 @@ def main() -> None:
 
     from npu_inductor_compat.activation import activate
     from npu_inductor_compat.common import providers
-    from npu_inductor_compat.common.simulated import device
-    from npu_inductor_compat.common.simulated.kernel_params import simulated_metadata
+    from npu_inductor_compat.tools.simulated import device
+    from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
 
     with open(sys.argv[1]) as file:
         plan = json.load(file)

@@ -1,6 +1,6 @@
 // Simulated NPU device: PyTorch's PrivateUse1 backend backed by host (CPU) memory.
 //
-// Loaded by npu_inductor_compat/common/simulated/device.py through torch.utils.cpp_extension, which renames
+// Loaded by npu_inductor_compat/tools/simulated/device.py through torch.utils.cpp_extension, which renames
 // PrivateUse1 to "npu". Nothing here talks to real hardware: memory comes from c10::alloc_cpu, a few kernels
 // (allocation, copies, fills, views) are written against that memory directly, and every other operator runs
 // on CPU through at::native::cpu_fallback. The device/stream guard, the PrivateUse1 hooks and the raw-stream

@@ -83,7 +83,7 @@ def locate() -> TritonAscend:
 
 
 def _cached_install() -> TritonAscend:
-    from npu_inductor_compat.common import survey
+    from npu_inductor_compat.tools import survey
 
     root = survey.default_cache_dir().parent / "triton_ascend" / TRITON_ASCEND
     if _is_triton_ascend(root):
@@ -147,7 +147,7 @@ def lower(files: list[Path], triton_ascend: TritonAscend, timeout: float = 900) 
     results: list[dict[str, Any]] = []
     done_keys: list[str] = []
     while True:
-        command = [sys.executable, "-m", "npu_inductor_compat.common.simulated.kernel_check", "--worker"]
+        command = [sys.executable, "-m", "npu_inductor_compat.tools.simulated.kernel_check", "--worker"]
         command += [f"--skip={key}" for key in done_keys] + [str(path) for path in files]
         try:
             worker = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout, check=False)

@@ -1,7 +1,7 @@
 """Static survey of released torch_npu wheels: which of our fixes each release already carries, and whether every
 torch_npu name this package hooks still exists with the signature it relies on.
 
-``python -m npu_inductor_compat.common.survey [--json] [--out FILE] [--fetch SPEC ...] [--all-lines] WHEEL_OR_DIR...``
+``python -m npu_inductor_compat.tools.survey [--json] [--out FILE] [--fetch SPEC ...] [--all-lines] WHEEL_OR_DIR...``
 reads each wheel's Python sources straight from the zip (or an unpacked ``torch_npu/`` tree) with ``ast`` and, where
 the evidence is generated C++ text, regular expressions. torch_npu is never imported (it cannot be without an NPU
 and CANN) and none of its code is copied. ``nox -s torch_npu_survey`` downloads the newest wheel of every line in
@@ -9,8 +9,8 @@ and CANN) and none of its code is copied. ``nox -s torch_npu_survey`` downloads 
 
 What counts as "carried" is declared beside each fix id in `FIX_DETECTORS` (a test fails when a fix record has no
 detector); the torch_npu names we hook are declared once in `TORCH_NPU_HOOKS` (a test fails when a torch_npu name
-in the package source is not covered). This module lives in ``common`` because the hooked names and fix records
-it checks are common's and the version modules' (``v* -> common -> compat``); it imports no torch.
+in the package source is not covered). A tool, not runtime code: it reads the runtime's table of hooked names
+(``common/torch_npu_names.py``) and the fix records of every version module; it imports no torch.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from npu_inductor_compat.common.torch_npu_names import TORCH_NPU_HOOKS, Call, Hook
 from npu_inductor_compat.dispatch import LINES
 from npu_inductor_compat.version import parse_release
 
@@ -191,102 +192,7 @@ def _binding(body: Sequence[ast.stmt], name: str) -> ast.stmt | None:
 
 
 # ----------------------------------------------------------------------------------------------- hooked names
-@dataclass(frozen=True)
-class Call:
-    """How this package calls a hooked function: positional arguments after self, and keyword names."""
-
-    positional: int = 0
-    keywords: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Hook:
-    """A torch_npu name this package relies on; present when any candidate exists (with `call`'s signature)."""
-
-    id: str
-    # "torch_npu.module" or "torch_npu.module:Qual.name", newest layout first
-    candidates: tuple[str, ...]
-    used_by: str
-    call: Call | None = None
-
-
-TORCH_NPU_HOOKS: tuple[Hook, ...] = (
-    Hook(
-        "device-interface",
-        ("torch_npu.utils._dynamo_device:NpuInterface",),
-        "common/providers.py TORCH_NPU.device_interface (the dynamo interface for 'npu')",
-    ),
-    Hook(
-        "raw-stream",
-        ("torch_npu._inductor.utils:get_current_raw_stream",),
-        "common/providers.py TORCH_NPU.raw_stream_import (generated Python wrappers import it)",
-        Call(positional=1),
-    ),
-    Hook(
-        "scheduling",
-        (
-            "torch_npu._inductor.codegen.scheduling:NPUTritonScheduling",
-            "torch_npu._inductor.codegen.npu_combined_scheduling:NPUCombinedScheduling",
-        ),
-        "common/providers.py TORCH_NPU.codegen_classes (triton backend registration)",
-    ),
-    Hook(
-        "python-wrapper",
-        (
-            "torch_npu._inductor.codegen.wrapper:NPUWrapperCodeGen",
-            "torch_npu._inductor.codegen.wrapper:NPUPythonWrapperCodeGen",
-        ),
-        "common/providers.py TORCH_NPU.codegen_classes (triton backend registration)",
-    ),
-    Hook(
-        "cpp-wrapper",
-        (
-            "torch_npu._inductor.codegen.cpp_wrapper:CppWrapperNpu",
-            "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
-        ),
-        "common/providers.py TORCH_NPU.codegen_classes; the NPU C++ wrapper of issue #6",
-    ),
-    Hook(
-        "autotuner-save-kernel",
-        (
-            "torch_npu._inductor.npu_triton_heuristics:NPUCachingAutotuner.save_gpu_kernel",
-            "torch_npu._inductor.runtime.triton_heuristics:NPUCachingAutotuner.save_gpu_kernel",
-        ),
-        "issue #6 autotuner-kernel-metadata: Inductor calls save_gpu_kernel(stream, launcher) after autotuning",
-        Call(positional=2),
-    ),
-    Hook(
-        "triton-support-ffts",
-        ("torch_npu._inductor.utils:triton_support_ffts",),
-        "common/npu_cpp_wrapper.py: whether kernels take the FFTS sync address (absent: they do, as the wrapper of "
-        "releases without it, e.g. 2.12.0.post3, always passes it)",
-        Call(positional=0),
-    ),
-    Hook(
-        "mlir-plugin",
-        ("torch_npu._inductor.ascend_npu_ir.ascend_npu_ir.npu.npu_inductor_plugin:register_mlir_codegen_backend",),
-        "common/layers.py mlir-provider-loader and dvm-provider-loader call it with no arguments",
-        Call(positional=0),
-    ),
-    Hook(
-        "mlir-package",
-        ("torch_npu._inductor.ascend_npu_ir",),
-        "common/backends.py: the mlir backend's requirement",
-    ),
-    Hook("dvm-package", ("torch_npu._inductor.dvm",), "common/backends.py: the dvm backend's requirement"),
-    Hook("dvm-fusion", ("torch_npu._inductor.dvm.mlir_fusion",), "common/layers.py dvm-provider-loader imports it"),
-    Hook(
-        "ascendc-package",
-        ("torch_npu._inductor.ascendc",),
-        "common/backends.py and layers.py ascendc-provider-loader import it",
-    ),
-    Hook(
-        "ascendc-partition-override",
-        ("torch_npu._inductor.ascendc.npu:NPUScheduling.scheduler_should_partition_override",),
-        "common/layers.py ascendc-should-partition-hook calls it (scheduler, node, orig_fn) when the backend has it",
-        Call(positional=3),
-    ),
-)
+# The names themselves are the runtime's one table (common/torch_npu_names.py); the survey checks exactly those.
 
 
 @dataclass(frozen=True)
@@ -731,8 +637,6 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         _ascendc_partition_hook,
     ),
 )
-# Fix ids being added by issue #6 whose records may not be declared yet; every other detector names a record.
-PENDING_FIX_IDS = frozenset({"autotuner-kernel-metadata", "cpp-wrapper-workspace-locks"})
 
 
 # ---------------------------------------------------------------------------------------------------- survey
@@ -741,7 +645,7 @@ def _record_lines() -> dict[str, tuple[str, ...]]:
     """Fix id -> the torch lines its record is written for (imports the fix modules; no torch)."""
     from npu_inductor_compat.registry import fix_records
 
-    return {record.id: record.lines for record in fix_records()}
+    return {record.id: record.applies_to() for record in fix_records()}
 
 
 @dataclass
@@ -923,7 +827,7 @@ def _inputs(paths: Sequence[Path]) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m npu_inductor_compat.common.survey",
+        prog="python -m npu_inductor_compat.tools.survey",
         description="Which of our fixes released torch_npu wheels carry, and whether the torch_npu names we hook "
         "exist with the signatures we rely on (read from the wheels' sources; torch_npu is never imported).",
     )

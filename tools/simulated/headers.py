@@ -3,7 +3,7 @@
 torch's headers come from the installed torch; torch_npu's (its C++ API and the CANN ACL headers it ships) from, in
 order: ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``, an installed torch_npu (located, never imported), or the PyPI
 wheels of the torch_npu releases paired with this torch line: downloaded once into the survey's wheel cache
-(``common/survey.py``), with their ``torch_npu/include`` unpacked next to it.
+(``tools/survey.py``), with their ``torch_npu/include`` unpacked next to it.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _unpack_include(wheel: Path, target: Path) -> None:
 
 
 def _wheel_headers(version: str) -> HeaderSource:
-    from npu_inductor_compat.common import survey
+    from npu_inductor_compat.tools import survey
 
     wheels = survey.default_cache_dir()
     target = wheels.parent / "torch_npu_include" / version

@@ -193,6 +193,7 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
 
     from npu_inductor_compat.activation import activate, deactivate, status
     from npu_inductor_compat.common import backends, layers
+    from npu_inductor_compat.dispatch import resolve
     from npu_inductor_compat.registry import fix_records
 
     if args.backend is not None:
@@ -200,9 +201,10 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             backends.normalise(args.backend, "--backend")
         except ValueError as err:
             parser.error(str(err))
-    from npu_inductor_compat.common.simulated import device
+    from npu_inductor_compat.tools.simulated import device
 
-    known = {record.id for record in fix_records()} | set(layers.all_layer_ids())
+    line_module = resolve()[1]
+    known = {record.id for record in fix_records()} | set(layers.all_layer_ids(line_module.ADAPTERS))
     known |= {record.id for record in device.PROVIDER.records()}
     unknown = sorted(set(args.without_fix) - known)
     if unknown:
@@ -221,8 +223,8 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"{flag} concerns the C++ wrapper: add --cpp-wrapper")
 
     from npu_inductor_compat.common import providers
-    from npu_inductor_compat.common.simulated.capture import capturing
-    from npu_inductor_compat.common.simulated.kernel_params import simulated_metadata
+    from npu_inductor_compat.tools.simulated.capture import capturing
+    from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
 
     try:
         device.setup()
@@ -274,7 +276,7 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             header_failures = _check_headers(out, summary, torch.__version__)
             (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         if args.check_kernels:
-            from npu_inductor_compat.common.simulated import kernel_check
+            from npu_inductor_compat.tools.simulated import kernel_check
 
             kernel_failures = kernel_check.check(out, summary)
             (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -314,7 +316,7 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
 def _check_headers(out: Path, summary: dict[str, Any], torch_version: str) -> int:
     """Compile each graph's C++ (as graph_<i>/wrapper_source.cpp) against torch's headers and every paired torch_npu
     release's; record the results in the summary; return how many graphs failed."""
-    from npu_inductor_compat.common.simulated import headers
+    from npu_inductor_compat.tools.simulated import headers
 
     try:
         sources = headers.torch_npu_headers(torch_version)

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from npu_inductor_compat.common.providers import SIMULATED_MARK, DeviceProvider
+from npu_inductor_compat.common.providers import DeviceProvider, register_provider
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 __all__ = [
@@ -48,7 +48,7 @@ DEVICE = "npu"
 DEVICE_COUNT = 2  # device_ext.cpp kDeviceCount
 EXTENSION_SOURCE = Path(__file__).with_name("device_ext.cpp")
 _DEFAULT_PRIVATEUSE1_NAME = "privateuseone"
-_MARK = SIMULATED_MARK  # set on the torch.npu module this file registers
+_MARK = "_npu_inductor_compat_simulated"  # set on the torch.npu module this file registers
 
 _lock = threading.RLock()
 _instance: SimulatedNpu | None = None
@@ -588,7 +588,7 @@ def _backend_hash_without_driver(original: Any) -> Any:
 
 
 def _seed_kernel_params(original: Any) -> Any:
-    from npu_inductor_compat.common.simulated.kernel_params import seed_instead_of_autotune
+    from npu_inductor_compat.tools.simulated.kernel_params import seed_instead_of_autotune
 
     return seed_instead_of_autotune(original)
 
@@ -620,19 +620,18 @@ def _records() -> tuple[Patch, ...]:
     )
 
 
-def _codegen_classes() -> tuple[type, type, type | None]:
-    from npu_inductor_compat.common.npu_codegen import default_codegen_classes
-    from npu_inductor_compat.common.simulated.cpp_wrapper import SimulatedNpuCppWrapper
-
-    scheduling, wrapper, _ = default_codegen_classes()
-    return scheduling, wrapper, SimulatedNpuCppWrapper
-
-
 PROVIDER = DeviceProvider(
     name="simulated-npu",
     device_interface=_interface_for_provider,
     raw_stream_import="from torch.npu import _get_current_raw_stream as {name}",
     summary="the simulated NPU (PrivateUse1 renamed npu, CPU memory underneath; codegen only)",
-    codegen_classes=_codegen_classes,
-    records=_records,
+    records=_records,  # no codegen classes of its own: stock Inductor's, and this package's NPU C++ wrapper
 )
+
+
+def _set_up_in_this_process() -> bool:
+    return bool(getattr(getattr(torch, "npu", None), _MARK, False))
+
+
+# Runtime code finds the simulated NPU through the provider registry, while it is set up in this process.
+register_provider(PROVIDER, _set_up_in_this_process)

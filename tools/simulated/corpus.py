@@ -5,8 +5,8 @@ and writes what happened as JSON (per script: graphs, kernels, configs, rejectio
 the script's own error). ``render`` turns the JSON of several torch lines into the README's corpus table (``nox -s
 kernels`` does both); ``row`` is what a test compares with the table for the line it runs on.
 
-    python -m npu_inductor_compat.common.simulated.corpus run CORPUS_DIR --out kernels-2.12.1.json
-    python -m npu_inductor_compat.common.simulated.corpus render kernels-*.json --readme README.md
+    python -m npu_inductor_compat.tools.simulated.corpus run CORPUS_DIR --out kernels-2.12.1.json
+    python -m npu_inductor_compat.tools.simulated.corpus render kernels-*.json --readme README.md
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def table_in_readme(readme: Path) -> dict[str, dict[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m npu_inductor_compat.common.simulated.corpus")
+    parser = argparse.ArgumentParser(prog="python -m npu_inductor_compat.tools.simulated.corpus")
     sub = parser.add_subparsers(dest="command", required=True)
     run_parser = sub.add_parser("run", help="codegen --check-kernels every script of CORPUS_DIR on this torch")
     run_parser.add_argument("corpus", type=Path)

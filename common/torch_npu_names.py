@@ -1,0 +1,147 @@
+"""The one table of torch_npu names this package hooks or calls, with the layouts each release uses.
+
+Providers, layers, the launch and the survey all read their torch_npu names from here, so a rename in a torch_npu
+release is one edit, and the survey (``tools/survey.py``) checks every released wheel against exactly these names.
+Importing this module imports nothing of torch or torch_npu.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Call:
+    """How this package calls a hooked function: positional arguments after self, and keyword names."""
+
+    positional: int = 0
+    keywords: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A torch_npu name this package relies on; present when any candidate exists (with ``call``'s signature)."""
+
+    id: str
+    # "torch_npu.module" or "torch_npu.module:Qual.name", newest layout first
+    candidates: tuple[str, ...]
+    used_by: str
+    call: Call | None = None
+
+
+TORCH_NPU_HOOKS: tuple[Hook, ...] = (
+    Hook(
+        "device-interface",
+        ("torch_npu.utils._dynamo_device:NpuInterface",),
+        "common/providers.py TORCH_NPU.device_interface (the dynamo interface for 'npu')",
+    ),
+    Hook(
+        "raw-stream",
+        ("torch_npu._inductor.utils:get_current_raw_stream",),
+        "common/providers.py TORCH_NPU.raw_stream_import (generated Python wrappers import it)",
+        Call(positional=1),
+    ),
+    Hook(
+        "scheduling",
+        (
+            "torch_npu._inductor.codegen.scheduling:NPUTritonScheduling",
+            "torch_npu._inductor.codegen.npu_combined_scheduling:NPUCombinedScheduling",
+        ),
+        "common/providers.py TORCH_NPU.codegen_classes (triton backend registration)",
+    ),
+    Hook(
+        "python-wrapper",
+        (
+            "torch_npu._inductor.codegen.wrapper:NPUWrapperCodeGen",
+            "torch_npu._inductor.codegen.wrapper:NPUPythonWrapperCodeGen",
+        ),
+        "common/providers.py TORCH_NPU.codegen_classes (triton backend registration)",
+    ),
+    Hook(
+        "cpp-wrapper",
+        (
+            "torch_npu._inductor.codegen.cpp_wrapper:CppWrapperNpu",
+            "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
+        ),
+        "common/providers.py TORCH_NPU.codegen_classes; replaced by fix cpp-wrapper-workspace-locks",
+    ),
+    Hook(
+        "autotuner-save-kernel",
+        (
+            "torch_npu._inductor.npu_triton_heuristics:NPUCachingAutotuner.save_gpu_kernel",
+            "torch_npu._inductor.runtime.triton_heuristics:NPUCachingAutotuner.save_gpu_kernel",
+        ),
+        "common/launch_fixes.py autotuner-kernel-metadata: Inductor calls save_gpu_kernel(stream, launcher)",
+        Call(positional=2),
+    ),
+    Hook(
+        "triton-support-ffts",
+        ("torch_npu._inductor.utils:triton_support_ffts",),
+        "common/npu_cpp_wrapper.py: whether kernels take the FFTS sync address (absent: they do, as the wrapper of "
+        "releases without it, e.g. 2.12.0.post3, always passes it)",
+        Call(positional=0),
+    ),
+    Hook(
+        "mlir-plugin",
+        ("torch_npu._inductor.ascend_npu_ir.ascend_npu_ir.npu.npu_inductor_plugin:register_mlir_codegen_backend",),
+        "common/layers.py mlir-provider-loader and dvm-provider-loader call it with no arguments",
+        Call(positional=0),
+    ),
+    Hook(
+        "mlir-package",
+        ("torch_npu._inductor.ascend_npu_ir",),
+        "common/backends.py: the mlir backend's requirement",
+    ),
+    Hook("dvm-package", ("torch_npu._inductor.dvm",), "common/backends.py: the dvm backend's requirement"),
+    Hook("dvm-fusion", ("torch_npu._inductor.dvm.mlir_fusion",), "common/layers.py dvm-provider-loader imports it"),
+    Hook(
+        "ascendc-package",
+        ("torch_npu._inductor.ascendc",),
+        "common/backends.py and layers.py ascendc-provider-loader import it",
+    ),
+    Hook(
+        "ascendc-partition-override",
+        ("torch_npu._inductor.ascendc.npu:NPUScheduling.scheduler_should_partition_override",),
+        "common/layers.py ascendc-should-partition-hook calls it (scheduler, node, orig_fn) when the backend has it",
+        Call(positional=3),
+    ),
+)
+
+HOOKS: dict[str, Hook] = {hook.id: hook for hook in TORCH_NPU_HOOKS}
+
+
+def candidates(hook_id: str) -> tuple[str, ...]:
+    """The candidate names of one hook (KeyError naming the valid ids for a typo)."""
+    try:
+        return HOOKS[hook_id].candidates
+    except KeyError:
+        raise KeyError(f"no torch_npu hook {hook_id!r}; known: {', '.join(HOOKS)}") from None
+
+
+def module_of(hook_id: str) -> str:
+    """The module of a hook that names a module (or the module part of its only candidate)."""
+    (candidate,) = candidates(hook_id)
+    return candidate.partition(":")[0]
+
+
+def qualname(hook_id: str) -> str:
+    """``module:Qual.name`` of a hook with a single candidate."""
+    (candidate,) = candidates(hook_id)
+    return candidate
+
+
+def first_defined(hook_id: str) -> Any:
+    """Import the first candidate of ``hook_id`` that exists; ImportError listing every candidate tried."""
+    problems = []
+    for candidate in candidates(hook_id):
+        module_name, _, name = candidate.partition(":")
+        try:
+            found: Any = importlib.import_module(module_name)
+            for part in name.split(".") if name else ():
+                found = getattr(found, part)
+            return found
+        except (ImportError, AttributeError) as err:
+            problems.append(f"{candidate}: {err}")
+    raise ImportError(f"torch_npu provides no {hook_id} ({'; '.join(problems)})")

@@ -1,0 +1,127 @@
+"""One version axis: each version module composes common's shared records with its adapters, and a new torch line is
+one folder, one ``LINES`` row and one ``TORCH_LINES`` entry."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from npu_inductor_compat import activation, dispatch, registry
+from npu_inductor_compat.common import compose
+from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.patching import Journal
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _torch_lines() -> dict[str, str]:
+    """noxfile.py's TORCH_LINES, read without importing nox."""
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "TORCH_LINES" for t in node.targets):
+            value: dict[str, str] = ast.literal_eval(node.value)
+            return value
+    raise AssertionError("noxfile.py has no TORCH_LINES")
+
+
+def test_every_line_module_composes_the_shared_records_with_its_own_adapters() -> None:
+    for line in dispatch.LINES:
+        module = importlib.import_module(f"npu_inductor_compat.{line.module}")
+        assert isinstance(module.ADAPTERS, LineAdapters) and module.ADAPTERS.line == line.module
+        ids = [record.id for record in module.FIXES]
+        assert [record.id for record in compose.shared_fixes(module.ADAPTERS)] == ids[
+            : len(compose.shared_fixes(module.ADAPTERS))
+        ]
+        assert len(ids) == len(set(ids))
+        assert registry.line_fixes(line.module) == module.FIXES
+
+
+def test_torch_lines_and_lines_agree() -> None:
+    """Every tested torch release dispatches to the module noxfile.py says, and every module is tested."""
+    tested = _torch_lines()
+    for torch, module in tested.items():
+        assert dispatch.torch_line(torch) == module, torch
+    assert {line.module for line in dispatch.LINES} == set(tested.values())
+
+
+def test_record_lines_default_to_every_line_of_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    from npu_inductor_compat.common.flex import DECODING_SPLIT_FROM_DEVICE
+
+    assert DECODING_SPLIT_FROM_DEVICE.lines is None
+    assert DECODING_SPLIT_FROM_DEVICE.applies_to() == tuple(line.module for line in dispatch.LINES)
+    extra = dispatch.Line("v9_9", (9, 9, 0), None, "synthetic")
+    monkeypatch.setattr(dispatch, "LINES", (*dispatch.LINES, extra))
+    assert "v9_9" in DECODING_SPLIT_FROM_DEVICE.applies_to()
+
+
+def _synthetic_line(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """A new line the way a contributor adds one: a module composing the shared records with its adapters (here the
+    newest line's answers), a LINES row, and nothing else."""
+    newest = importlib.import_module(f"npu_inductor_compat.{dispatch.LINES[-1].module}")
+    module = types.ModuleType("npu_inductor_compat.v2_99")
+    module.LINE = "v2_99"  # type: ignore[attr-defined]
+    module.ADAPTERS = dataclasses.replace(newest.ADAPTERS, line="v2_99")  # type: ignore[attr-defined]
+    module.FIXES = compose.shared_fixes(module.ADAPTERS)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    last = dataclasses.replace(dispatch.LINES[-1], end=(2, 99, 0))
+    monkeypatch.setattr(dispatch, "LINES", (*dispatch.LINES[:-1], last, dispatch.Line("v2_99", (2, 99, 0), None, "x")))
+    return module
+
+
+def test_a_synthetic_line_gets_every_shared_record_and_none_is_skipped_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _synthetic_line(monkeypatch)
+    assert dispatch.torch_line("2.99.0") == "v2_99"
+    records = registry.fix_records("v2_99")
+    shared = {record.id for record in module.FIXES}
+    assert shared <= {record.id for record in records}
+    journal = Journal()
+    for record in records:
+        decision = activation._decide(record, "v2_99", frozenset(), journal)
+        if record.id in shared:
+            assert "v2_99" in record.applies_to()
+            assert decision.status in ("applied", "not needed"), (record.id, decision)
+        # another line's own record is judged by its probe on the new line, never "skipped" unjudged
+        assert not (decision.status == "skipped" and "written for" in decision.detail), (record.id, decision)
+
+
+def test_a_line_listing_a_record_not_written_for_it_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _synthetic_line(monkeypatch)
+    own = importlib.import_module("npu_inductor_compat.v2_7_1.flex").SYMBOLIC_BACKWARD_GRID
+    monkeypatch.setattr(module, "FIXES", (*module.FIXES, own))
+    with pytest.raises(registry.RecordDeclarationError, match="v2_99 lists fix 'flex-backward-symbolic-grid'"):
+        registry.fix_records("v2_99")
+
+
+def test_line_differences_live_in_the_line_modules() -> None:
+    """A probe that tells torch lines apart (a COMPAT tag) lives in common only when it distinguishes releases
+    inside one line's range; the differences between lines are adapter fields, chosen in the line modules."""
+    fields = {field.name for field in dataclasses.fields(LineAdapters)}
+    assert {"new_config_entry", "device_to_aten_changes", "two_pass_knows_npu", "cpp_wrapper_class"} <= fields
+    distinct = {
+        name: {
+            importlib.import_module(f"npu_inductor_compat.{line.module}").ADAPTERS.__dict__[name]
+            for line in dispatch.LINES
+        }
+        for name in ("new_config_entry", "device_to_aten_known", "two_pass_knows_npu", "cpp_wrapper_class")
+    }
+    assert all(len(answers) >= 2 for answers in distinct.values()), distinct
+
+
+def test_status_reports_the_line_resolved_not_a_re_read_environment(
+    monkeypatch: pytest.MonkeyPatch, fake_provider: Any
+) -> None:
+    import npu_inductor_compat
+
+    report = npu_inductor_compat.activate()
+    monkeypatch.setenv("NPU_INDUCTOR_COMPAT_TORCH_VERSION", "2.7.1" if report["line"] != "v2_7_1" else "2.12.1")
+    again = npu_inductor_compat.status()
+    assert (again["line"], again["line_reason"]) == (report["line"], report["line_reason"])
+    monkeypatch.setenv("NPU_INDUCTOR_COMPAT_TORCH_VERSION", "not a version")
+    assert npu_inductor_compat.status()["line"] == report["line"]  # no ValueError from a changed variable

@@ -1,0 +1,45 @@
+"""torch 2.12.x-2.14.x's answers to the questions common's shared records ask (common/adapters.py)."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from typing import Any
+
+from npu_inductor_compat.common import launch_fixes, layers, option
+from npu_inductor_compat.common.adapters import LineAdapters
+
+
+def _config_changed() -> None:
+    """COMPAT(>= 2.13): the config memo flags became ContextVars (checked in 2.13.0 and 2.14.1; 2.12.1 still has
+    ``_is_dirty``).
+    CAN REMOVE when MIN_SUPPORTED >= (2, 13): use option.config_memo_contextvars_dirty."""
+    config = sys.modules.get(option.CONFIG_MODULE)
+    if config is not None and hasattr(config, "_hash_dirty_var"):
+        option.config_memo_contextvars_dirty()
+    else:
+        option.config_memo_flag_dirty()
+
+
+def _npu_benchmark(self: Any, fn: Any, *, warmup: Any, rep: Any, **kwargs: Any) -> Any:
+    """COMPAT(>= 2.13): InductorBenchmarker.benchmark_gpu takes ``device_type`` (2.12.1 does not).
+    CAN REMOVE when MIN_SUPPORTED >= (2, 13): use layers.benchmark_with_device_type."""
+    if "device_type" in inspect.signature(self.benchmark_gpu).parameters:
+        return layers.benchmark_with_device_type(self, fn, warmup=warmup, rep=rep, **kwargs)
+    return layers.benchmark_without_device_type(self, fn, warmup=warmup, rep=rep, **kwargs)
+
+
+ADAPTERS = LineAdapters(
+    line="v2_12",
+    new_config_entry=option.config_entry_named,
+    config_changed=_config_changed,
+    # from 2.12 the built-in op overrides load behind upstream's own initialisation flag
+    before_op_overrides=lambda: None,
+    device_to_aten_changes=layers.device_to_aten_table_changes,
+    device_to_aten_known=layers.device_to_aten_table_has_npu,
+    two_pass_knows_npu=layers.two_pass_list_has_npu,
+    benchmarker_routes_npu=layers.benchmarker_registry_has_npu,
+    npu_benchmark=_npu_benchmark,
+    cpp_wrapper_class=launch_fixes.npu_cpp_wrapper_split_includes,
+    cpp_wrapper_changes=(launch_fixes.PRECOMPILED_HEADER_CHANGE,),
+)
