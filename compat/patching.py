@@ -7,25 +7,21 @@ upstream already has the fix (a probe) and when it can be deleted. Applying reco
 
 from __future__ import annotations
 
+import enum
 import importlib
 import logging
 import threading
 from collections.abc import Callable, Hashable, Iterable, MutableMapping, MutableSequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Final, Literal, TypeVar
 
 log = logging.getLogger("npu_inductor_compat")
 
 
-class _Absent:
-    """Marks an attribute or key that did not exist before a patch."""
+class Absent(enum.Enum):
+    """The type of ``ABSENT``: marks an attribute or key that did not exist before a patch (falsy, one value)."""
 
-    _instance: _Absent | None = None
-
-    def __new__(cls) -> _Absent:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    ABSENT = "ABSENT"
 
     def __repr__(self) -> str:
         return "ABSENT"
@@ -34,7 +30,7 @@ class _Absent:
         return False
 
 
-ABSENT: Any = _Absent()
+ABSENT: Final = Absent.ABSENT
 
 
 class PatchError(RuntimeError):
@@ -157,17 +153,6 @@ def wraps_original(original: Any) -> Callable[[_Replacement], _Replacement]:
     return mark
 
 
-@dataclass
-class _Applied:
-    patch_id: str
-    change: Change
-    owner: Any
-    name: Any  # attribute name, dict key, or the list item added
-    existed: bool
-    old: Any
-    new: Any
-
-
 def _resolve_owner(patch_id: str, change: Change) -> tuple[Any, str]:
     module_name, _, qualname = change.target.partition(":")
     try:
@@ -210,7 +195,178 @@ def _registry(patch_id: str, target: str) -> MutableMapping[Any, Any] | None:
     return found
 
 
-def _apply_change(patch_id: str, change: Change) -> _Applied | None:
+# ------------------------------------------------------------------------------------------------- edits
+# One class per change kind: how it is applied, and the exact state it needs to be undone and redone.
+class Edit:
+    """One applied change, in the journal. ``undo`` restores the exact previous state; ``redo`` re-applies it."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, patch_id: str, change: Change) -> None:
+        self.patch_id = patch_id
+        self.change = change
+
+    @classmethod
+    def apply(cls, patch_id: str, change: Change, owner: Any, name: str) -> Edit | None:
+        raise NotImplementedError
+
+    def undo(self) -> None:
+        raise NotImplementedError
+
+    def redo(self) -> None:
+        raise NotImplementedError
+
+
+class AttrEdit(Edit):
+    """``owner.name = replacement(old)``; the old value is read from the owner's own ``__dict__``."""
+
+    kind = "attr"
+
+    def __init__(self, patch_id: str, change: Change, owner: Any, name: str, old: Any, new: Any) -> None:
+        super().__init__(patch_id, change)
+        self.owner, self.name, self.old, self.new = owner, name, old, new
+
+    @classmethod
+    def apply(cls, patch_id: str, change: Change, owner: Any, name: str) -> AttrEdit:
+        old = _own_value(owner, name)
+        if old is ABSENT and change.must_exist and not hasattr(owner, name):
+            raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r} does not exist")
+        new = change.replacement(old if old is not ABSENT else getattr(owner, name, ABSENT))
+        setattr(owner, name, new)
+        return cls(patch_id, change, owner, name, old, new)
+
+    def undo(self) -> None:
+        current = _own_value(self.owner, self.name)
+        if current is not self.new:
+            # Documented choice: the original comes back even over a later third-party wrapper (it would otherwise
+            # keep calling ours); the warning names the target.
+            log.warning(
+                "npu_inductor_compat: %s was replaced by someone else after patch %r; restoring the original anyway",
+                self.change.target,
+                self.patch_id,
+            )
+        if self.old is not ABSENT:
+            setattr(self.owner, self.name, self.old)
+        elif current is not ABSENT:
+            delattr(self.owner, self.name)
+
+    def redo(self) -> None:
+        setattr(self.owner, self.name, self.new)
+
+
+class ListItemEdit(Edit):
+    """``replacement(the list)`` appended to a list unless already present (then nothing is journaled)."""
+
+    kind = "list_item"
+
+    def __init__(self, patch_id: str, change: Change, items: MutableSequence[Any], item: Any) -> None:
+        super().__init__(patch_id, change)
+        self.items, self.item = items, item
+
+    @classmethod
+    def apply(cls, patch_id: str, change: Change, owner: Any, name: str) -> ListItemEdit | None:
+        items = getattr(owner, name, ABSENT)
+        if items is ABSENT:
+            raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r} does not exist")
+        if not isinstance(items, MutableSequence):
+            raise PatchError(f"patch {patch_id!r}: {change.target!r} is a {type(items).__name__}, not a list")
+        item = change.replacement(items)
+        if item in items:
+            return None
+        items.append(item)
+        return cls(patch_id, change, items, item)
+
+    def undo(self) -> None:
+        for index in range(len(self.items) - 1, -1, -1):
+            if self.items[index] is self.item or self.items[index] == self.item:
+                del self.items[index]
+                break
+
+    def redo(self) -> None:
+        self.items.append(self.item)
+
+
+class DictItemEdit(Edit):
+    """``the dict[key] = replacement(old value or ABSENT)``."""
+
+    kind = "dict_item"
+
+    def __init__(self, patch_id: str, change: Change, mapping: MutableMapping[Any, Any], old: Any, new: Any) -> None:
+        super().__init__(patch_id, change)
+        self.mapping, self.old, self.new = mapping, old, new
+
+    @classmethod
+    def apply(cls, patch_id: str, change: Change, owner: Any, name: str) -> DictItemEdit:
+        mapping = getattr(owner, name, ABSENT)
+        if mapping is ABSENT:
+            raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r} does not exist")
+        if not isinstance(mapping, MutableMapping):
+            raise PatchError(f"patch {patch_id!r}: {change.target!r} is a {type(mapping).__name__}, not a dict")
+        old = mapping.get(change.key, ABSENT)
+        if old is ABSENT and change.must_exist:
+            raise PatchTargetMissing(f"patch {patch_id!r}: key {change.key!r} missing from {change.target!r}")
+        new = change.replacement(old)
+        mapping[change.key] = new
+        return cls(patch_id, change, mapping, old, new)
+
+    def undo(self) -> None:
+        if self.old is not ABSENT:
+            self.mapping[self.change.key] = self.old
+        else:
+            self.mapping.pop(self.change.key, None)
+
+    def redo(self) -> None:
+        self.mapping[self.change.key] = self.new
+
+
+class RegistrationEdit(Edit):
+    """Upstream's registration function does the work; what it writes under ``key`` in each touched registry is
+    journaled (before and after), so undo and redo are exact."""
+
+    kind = "registration"
+
+    def __init__(self, patch_id: str, change: Change, registries: list[MutableMapping[Any, Any]]) -> None:
+        super().__init__(patch_id, change)
+        self.registries = registries
+        self.before = [registry.get(change.key, ABSENT) for registry in registries]
+        self.after: list[Any] = list(self.before)
+
+    @classmethod
+    def apply(cls, patch_id: str, change: Change, owner: Any, name: str) -> RegistrationEdit:
+        function = getattr(owner, name, ABSENT)
+        if not callable(function):
+            raise PatchTargetMissing(f"patch {patch_id!r}: registration function {change.target!r} does not exist")
+        # Registries that do not exist on this torch line are simply not written by its registration function.
+        registries = [found for target in change.touches if (found := _registry(patch_id, target)) is not None]
+        edit = cls(patch_id, change, registries)
+        try:
+            change.replacement(function)
+        except BaseException:
+            edit.undo()
+            raise
+        edit.after = [registry.get(change.key, ABSENT) for registry in registries]
+        return edit
+
+    @staticmethod
+    def _put(registry: MutableMapping[Any, Any], key: Any, value: Any) -> None:
+        if value is ABSENT:
+            registry.pop(key, None)
+        else:
+            registry[key] = value
+
+    def undo(self) -> None:
+        for registry, old in zip(self.registries, self.before, strict=True):
+            self._put(registry, self.change.key, old)
+
+    def redo(self) -> None:
+        for registry, new in zip(self.registries, self.after, strict=True):
+            self._put(registry, self.change.key, new)
+
+
+EDITS: dict[str, type[Edit]] = {edit.kind: edit for edit in (AttrEdit, ListItemEdit, DictItemEdit, RegistrationEdit)}
+
+
+def _apply_change(patch_id: str, change: Change) -> Edit | None:
     """Apply one change; None when there was nothing to do (a list item already present, an optional target)."""
     try:
         owner, name = _resolve_owner(patch_id, change)
@@ -220,96 +376,7 @@ def _apply_change(patch_id: str, change: Change) -> _Applied | None:
         raise
     if change.optional and not hasattr(owner, name):
         return None
-    if change.kind == "registration":
-        function = getattr(owner, name, ABSENT)
-        if not callable(function):
-            raise PatchTargetMissing(f"patch {patch_id!r}: registration function {change.target!r} does not exist")
-        # Registries that do not exist on this torch line are simply not written by its registration function.
-        registries = [found for target in change.touches if (found := _registry(patch_id, target)) is not None]
-        before = [(found, change.key in found, found.get(change.key, ABSENT)) for found in registries]
-        entry = _Applied(patch_id, change, before, change.key, True, None, None)
-        try:
-            change.replacement(function)
-        except BaseException:
-            _undo_change(entry)
-            raise
-        entry.new = [found.get(change.key, ABSENT) for found, _, _ in before]
-        return entry
-    if change.kind == "attr":
-        old = _own_value(owner, name)
-        if old is ABSENT and change.must_exist and not hasattr(owner, name):
-            raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r} does not exist")
-        new = change.replacement(old if old is not ABSENT else getattr(owner, name, ABSENT))
-        setattr(owner, name, new)
-        return _Applied(patch_id, change, owner, name, old is not ABSENT, old, new)
-
-    container = getattr(owner, name, ABSENT)
-    if container is ABSENT:
-        raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r} does not exist")
-    if change.kind == "list_item":
-        if not isinstance(container, MutableSequence):
-            raise PatchError(f"patch {patch_id!r}: {change.target!r} is a {type(container).__name__}, not a list")
-        item = change.replacement(container)
-        if item in container:
-            return None
-        container.append(item)
-        return _Applied(patch_id, change, container, item, False, ABSENT, item)
-
-    if not isinstance(container, MutableMapping):
-        raise PatchError(f"patch {patch_id!r}: {change.target!r} is a {type(container).__name__}, not a dict")
-    old = container.get(change.key, ABSENT)
-    if old is ABSENT and change.must_exist:
-        raise PatchTargetMissing(f"patch {patch_id!r}: key {change.key!r} missing from {change.target!r}")
-    new = change.replacement(old)
-    container[change.key] = new
-    return _Applied(patch_id, change, container, change.key, old is not ABSENT, old, new)
-
-
-def _undo_change(entry: _Applied) -> None:
-    kind = entry.change.kind
-    if kind == "registration":
-        for registry, existed, old in entry.owner:
-            if existed:
-                registry[entry.name] = old
-            else:
-                registry.pop(entry.name, None)
-    elif kind == "attr":
-        current = _own_value(entry.owner, entry.name)
-        if current is not entry.new:
-            log.warning(
-                "npu_inductor_compat: %s was replaced by someone else after patch %r; restoring the original anyway",
-                entry.change.target,
-                entry.patch_id,
-            )
-        if entry.existed:
-            setattr(entry.owner, entry.name, entry.old)
-        elif current is not ABSENT:
-            delattr(entry.owner, entry.name)
-    elif kind == "list_item":
-        for index in range(len(entry.owner) - 1, -1, -1):
-            if entry.owner[index] is entry.new or entry.owner[index] == entry.new:
-                del entry.owner[index]
-                break
-    else:
-        if entry.existed:
-            entry.owner[entry.name] = entry.old
-        else:
-            entry.owner.pop(entry.name, None)
-
-
-def _redo_change(entry: _Applied) -> None:
-    if entry.change.kind == "registration":
-        for (registry, _, _), new in zip(entry.owner, entry.new, strict=True):
-            if new is ABSENT:
-                registry.pop(entry.name, None)
-            else:
-                registry[entry.name] = new
-    elif entry.change.kind == "attr":
-        setattr(entry.owner, entry.name, entry.new)
-    elif entry.change.kind == "list_item":
-        entry.owner.append(entry.new)
-    else:
-        entry.owner[entry.name] = entry.new
+    return EDITS[change.kind].apply(patch_id, change, owner, name)
 
 
 def _refresh_quietly(patch: Patch) -> None:
@@ -326,7 +393,7 @@ def _refresh_quietly(patch: Patch) -> None:
 class Journal:
     """Applied patches, in order, with everything needed to undo them exactly. Thread-safe."""
 
-    _entries: list[_Applied] = field(default_factory=list)
+    _entries: list[Edit] = field(default_factory=list)
     _applied: dict[str, Patch] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -387,7 +454,7 @@ class Journal:
 
     def _rollback_to(self, start: int, patches: list[Patch]) -> None:
         while len(self._entries) > start:
-            _undo_change(self._entries.pop())
+            self._entries.pop().undo()
         for patch in reversed(patches):
             self._applied.pop(patch.id, None)
             _refresh_quietly(patch)
@@ -415,7 +482,7 @@ class Journal:
             except BaseException:
                 # apply() already rolled itself back; put the previous state back with the very same objects.
                 for entry in kept_entries:
-                    _redo_change(entry)
+                    entry.redo()
                     self._entries.append(entry)
                 for patch in kept_patches:
                     self._applied[patch.id] = patch
@@ -429,7 +496,7 @@ class Journal:
             undone: list[str] = []
             for entry in reversed(list(self._entries)):
                 if entry.patch_id in wanted:
-                    _undo_change(entry)
+                    entry.undo()
                     self._entries.remove(entry)
             for patch_id in reversed(list(self._applied)):
                 if patch_id in wanted:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any
 
@@ -263,7 +264,7 @@ def test_bad_change_target_is_refused() -> None:
 
 
 def test_absent_sentinel_is_falsy_and_unique() -> None:
-    assert not ABSENT and repr(ABSENT) == "ABSENT" and type(ABSENT)() is ABSENT
+    assert not ABSENT and repr(ABSENT) == "ABSENT" and type(ABSENT)("ABSENT") is ABSENT and len(type(ABSENT)) == 1
 
 
 def test_a_record_is_refused_without_the_record_it_requires_and_nothing_is_applied() -> None:
@@ -310,3 +311,47 @@ def test_an_interrupt_inside_a_patch_is_rolled_back_and_passes_through_unchanged
         journal.apply([record("first", Change(STATIC, wrap)), record("second", Change(CLASSMETHOD, interrupted))])
     assert journal.applied() == []
     assert_same(before, snapshot())
+
+
+def test_every_change_kind_is_its_own_edit_class_with_exact_undo_and_redo() -> None:
+    """Each kind applies, undoes to the identical previous state, and redoes to the identical new state."""
+    import types
+    import typing
+
+    from npu_inductor_compat import patching
+
+    assert set(patching.EDITS) == set(typing.get_args(patching.ChangeKind))
+    holder = types.SimpleNamespace(attr=object(), items=["a"], table={"k": object()}, registry={})
+    module = types.ModuleType("edit_kinds_target")
+    module.holder = holder  # type: ignore[attr-defined]
+    module.register = lambda key, value: holder.registry.__setitem__(key, value)  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = module
+    try:
+        new_attr, new_item = object(), object()
+        changes = {
+            "attr": Change("edit_kinds_target:holder.attr", constant(new_attr)),
+            "list_item": Change("edit_kinds_target:holder.items", constant("b"), kind="list_item"),
+            "dict_item": Change("edit_kinds_target:holder.table", constant(new_item), kind="dict_item", key="k"),
+            "registration": Change(
+                "edit_kinds_target:register",
+                lambda register: register("npu", new_item),
+                kind="registration",
+                key="npu",
+                touches=("edit_kinds_target:holder.registry",),
+            ),
+        }
+        before = (holder.attr, list(holder.items), holder.table["k"], dict(holder.registry))
+        for kind, change in changes.items():
+            edit = patching._apply_change("kinds", change)
+            assert type(edit) is patching.EDITS[kind]
+            after = (holder.attr, list(holder.items), holder.table["k"], dict(holder.registry))
+            assert edit is not None
+            edit.undo()
+            restored = (holder.attr, list(holder.items), holder.table["k"], dict(holder.registry))
+            assert restored[0] is before[0] and restored[1:] == before[1:] and restored[2] is before[2]
+            edit.redo()
+            redone = (holder.attr, list(holder.items), holder.table["k"], dict(holder.registry))
+            assert redone[0] is after[0] and redone[1:] == after[1:] and redone[2] is after[2]
+            edit.undo()
+    finally:
+        del sys.modules[module.__name__]
