@@ -12,7 +12,7 @@ import importlib
 import logging
 import threading
 from collections.abc import Callable, Hashable, Iterable, MutableMapping, MutableSequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, TypeVar
 
 log = logging.getLogger("npu_inductor_compat")
@@ -389,13 +389,15 @@ def _refresh_quietly(patch: Patch) -> None:
         log.warning("npu_inductor_compat: refreshing after undoing %r failed: %r", patch.id, err)
 
 
-@dataclass
 class Journal:
-    """Applied patches, in order, with everything needed to undo them exactly. Thread-safe."""
+    """Applied patches, in order, with everything needed to undo them exactly. Thread-safe.
 
-    _entries: list[Edit] = field(default_factory=list)
-    _applied: dict[str, Patch] = field(default_factory=dict)
-    _lock: threading.RLock = field(default_factory=threading.RLock)
+    A plain class (not a dataclass): the zero-touch entry point creates one at every ``import torch``."""
+
+    def __init__(self) -> None:
+        self._entries: list[Edit] = []
+        self._applied: dict[str, Patch] = {}
+        self._lock = threading.RLock()
 
     @property
     def lock(self) -> threading.RLock:

@@ -7,7 +7,6 @@ One ``STATE`` per process. Activation, the dispatcher and the zero-touch hook re
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -18,22 +17,24 @@ if TYPE_CHECKING:  # imported for annotations only: keeps `import torch`'s entry
     from npu_inductor_compat.dispatch import LineChoice
 
 
-@dataclass
 class PackageState:
-    # Orders activation, deactivation, backend switches and npu compiles (re-entrant: a compile may activate).
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    # The records activate() applied; undone by deactivate().
-    journal: Journal = field(default_factory=Journal)
-    # The zero-touch hook (armed by the entry point, disarmed by deactivate()): a journal of its own, so undoing
-    # an activation never disarms it.
-    autoload_journal: Journal = field(default_factory=Journal)
-    # The version module chosen for this process, and why (resolved once).
-    resolution: tuple[LineChoice, ModuleType] | None = None
-    active: bool = False
-    backend: str | None = None
-    disabled: frozenset[str] = frozenset()
-    decisions: list[Decision] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """A plain class (not a dataclass): torch's autoload entry point imports this module at every ``import torch``."""
+
+    def __init__(self) -> None:
+        # Orders activation, deactivation, backend switches and npu compiles (re-entrant: a compile may activate).
+        self.lock = threading.RLock()
+        # The records activate() applied; undone by deactivate().
+        self.journal = Journal()
+        # The zero-touch hook (armed by the entry point, disarmed by deactivate()): a journal of its own, so
+        # undoing an activation never disarms it.
+        self.autoload_journal = Journal()
+        # The version module chosen for this process, and why (resolved once).
+        self.resolution: tuple[LineChoice, ModuleType] | None = None
+        self.active = False
+        self.backend: str | None = None
+        self.disabled: frozenset[str] = frozenset()
+        self.decisions: list[Decision] = []
+        self.skipped: list[tuple[str, str]] = []
 
     def forget_activation(self) -> None:
         self.active = False
