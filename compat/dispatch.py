@@ -45,10 +45,34 @@ class Line:
 
 
 LINES: tuple[Line, ...] = (
-    Line("v2_7_1", (2, 7, 1), (2, 9, 0), "torch 2.7.x-2.8.x: old flex path, plain flex backward grid"),
-    Line("v2_9", (2, 9, 0), (2, 12, 0), "torch 2.9.x-2.11.x: flex/ package, symbolic grids, 7-parameter registration"),
-    Line("v2_12", (2, 12, 0), (2, 15, 0), "torch 2.12.x-2.14.x: named config entries, per-device benchmarker"),
-    Line("v2_15", (2, 15, 0), None, "torch 2.15.x and newer: no DEVICE_TO_ATEN, device-driven two-pass check"),
+    Line(
+        "v2_7_1",
+        (2, 7, 1),
+        (2, 9, 0),
+        "torch 2.7.x-2.8.x: flex in kernel/flex_attention.py with a plain backward grid (its own two flex fixes); "
+        "unnamed option entries; built-in op overrides loaded before npu registers; no precompiled wrapper header",
+    ),
+    Line(
+        "v2_9",
+        (2, 9, 0),
+        (2, 12, 0),
+        "torch 2.9.x-2.11.x: flex in kernel/flex/ with symbolic grids; unnamed option entries; built-in op overrides "
+        "loaded before npu registers; the cpp_wrapper header is precompiled",
+    ),
+    Line(
+        "v2_12",
+        (2, 12, 0),
+        (2, 15, 0),
+        "torch 2.12.x-2.14.x: named (ContextVar) option entries; a per-device benchmarker registry; JIT and AOT C++ "
+        "includes asked separately (2.13+)",
+    ),
+    Line(
+        "v2_15",
+        (2, 15, 0),
+        None,
+        "torch 2.15.x and newer: no DEVICE_TO_ATEN (device_to_aten() asks the op overrides); the cpp_wrapper "
+        "two-pass check asks the device",
+    ),
 )
 
 # The oldest supported release line: a removal tag for a release at or below it is stale (tests/test_compat_tags.py).
@@ -56,6 +80,23 @@ MIN_SUPPORTED: tuple[int, int] = (LINES[0].first[0], LINES[0].first[1])
 
 # The newest torch minor release the test matrix runs (noxfile.py's TORCH_LINES); anything newer gets a warning.
 NEWEST_TESTED: tuple[int, int] = (2, 15)
+
+
+LINES_START, LINES_END = "<!-- version-lines:start -->", "<!-- version-lines:end -->"
+
+
+def lines_table() -> str:
+    """The README's version-lines table, generated from LINES (tests/test_lines.py keeps the README in step)."""
+    rows = ["| module | torch | what differs |", "|---|---|---|"]
+    for line in LINES:
+        first = ".".join(map(str, line.first[:2])) + ".x"
+        if line.end is None:
+            span = f"{first} and newer"
+        else:
+            last_minor = (line.end[0], line.end[1] - 1)
+            span = first if last_minor == line.first[:2] else f"{first} – {last_minor[0]}.{last_minor[1]}.x"
+        rows.append(f"| `{line.module}` | {span} | {line.summary.split(': ', 1)[-1]} |")
+    return "\n".join(rows)
 
 
 def supported_lines_text() -> str:

@@ -125,3 +125,9 @@ def test_status_reports_the_line_resolved_not_a_re_read_environment(
     assert (again["line"], again["line_reason"]) == (report["line"], report["line_reason"])
     monkeypatch.setenv("NPU_INDUCTOR_COMPAT_TORCH_VERSION", "not a version")
     assert npu_inductor_compat.status()["line"] == report["line"]  # no ValueError from a changed variable
+
+
+def test_the_readme_version_lines_table_is_generated_from_lines() -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split(dispatch.LINES_START, 1)[1].split(dispatch.LINES_END, 1)[0]
+    assert block.strip() == dispatch.lines_table()

@@ -191,3 +191,17 @@ def test_each_folder_says_what_lives_there() -> None:
         if not doc or not doc.strip():
             missing.append(folder)
     assert missing == []
+
+
+def test_contributor_habits_license_changelog_and_pre_commit_match_the_project() -> None:
+    """The LICENSE file is the license pyproject.toml declares; pre-commit runs the lint session's ruff checks."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "BSD-3-Clause" and project["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text().startswith("BSD 3-Clause License")
+    assert "## Unreleased" in (ROOT / "CHANGELOG.md").read_text()
+    hooks = (ROOT / ".pre-commit-config.yaml").read_text()
+    noxfile = (ROOT / "noxfile.py").read_text()
+    assert '"ruff", "check", "."' in noxfile and '"ruff", "format", "--check", "."' in noxfile
+    assert "id: ruff-check" in hooks and "id: ruff-format" in hooks and "--check" in hooks
