@@ -94,7 +94,7 @@ def lines_table() -> str:
             span = f"{first} and newer"
         else:
             last_minor = (line.end[0], line.end[1] - 1)
-            span = first if last_minor == line.first[:2] else f"{first} – {last_minor[0]}.{last_minor[1]}.x"
+            span = first if last_minor == line.first[:2] else f"{first} - {last_minor[0]}.{last_minor[1]}.x"
         rows.append(f"| `{line.module}` | {span} | {line.summary.split(': ', 1)[-1]} |")
     return "\n".join(rows)
 

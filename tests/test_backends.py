@@ -351,7 +351,7 @@ def test_device_to_aten_and_interface(fake_provider: Any) -> None:
         get_interface_for_device("npu")
 
 
-def test_benchmarker_routes_npu_to_benchmark_gpu(fake_provider: Any) -> None:
+def test_benchmarker_routes_npu_to_benchmark_gpu(fake_provider: Any, adapters: Any) -> None:
     from torch._inductor.runtime import benchmarking
 
     npu_inductor_compat.activate()
@@ -360,9 +360,10 @@ def test_benchmarker_routes_npu_to_benchmark_gpu(fake_provider: Any) -> None:
         assert statuses()["triton-benchmarker-npu"] == "not needed"
         return
     calls: list[Any] = []
-    fake_self = types.SimpleNamespace(benchmark_gpu=lambda fn, **kw: calls.append((fn, kw)) or 1.5)
-    assert registry["npu"](fake_self, "fn", warmup=3, rep=7) == 1.5
-    assert calls == [("fn", {"warmup": 3, "rep": 7})]
+    if adapters.npu_benchmark is not layers.benchmark_with_device_type:  # 2.12: benchmark_gpu takes no device
+        fake_self = types.SimpleNamespace(benchmark_gpu=lambda fn, **kw: calls.append((fn, kw)) or 1.5)
+        assert registry["npu"](fake_self, "fn", warmup=3, rep=7) == 1.5
+        assert calls == [("fn", {"warmup": 3, "rep": 7})]
     # torch >= 2.13: a benchmark_gpu that takes the device type is told "npu" (it would default to cuda)
     calls.clear()
 

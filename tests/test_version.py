@@ -33,7 +33,7 @@ SUPPORTED = [
     ("2.12.1", "v2_12", (2, 12, 1)),
     ("2.12.1+cu130", "v2_12", (2, 12, 1)),
     ("2.13.0+cu130", "v2_12", (2, 13, 0)),
-    ("2.15.0", "v2_12", (2, 15, 0)),
+    ("2.15.0", "v2_15", (2, 15, 0)),
 ]
 UNTESTED = [
     ("2.16.0+cu130", (2, 16, 0)),
@@ -66,12 +66,12 @@ def test_newer_than_tested_uses_newest_module_and_warns_at_resolve(
     text: str, release: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     choice = dispatch.choose_line(text)
-    assert choice.line.module == "v2_12"
+    assert choice.line.module == dispatch.LINES[-1].module == "v2_15"
     assert choice.untested and "untested" in choice.reason
     monkeypatch.setenv(version.TORCH_VERSION_ENV, text)
     with pytest.warns(UntestedTorchVersionWarning, match="newer than the newest tested"):
         _, module = dispatch.resolve()
-    assert module.LINE == "v2_12"
+    assert module.LINE == "v2_15"
     # resolved once: no second warning
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -90,7 +90,7 @@ def test_strict_mode_value_is_validated(monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(ValueError, match="NPU_INDUCTOR_COMPAT_STRICT='maybe'"):
         npu_inductor_compat.torch_line("2.16.0")
     monkeypatch.setenv(dispatch.STRICT_ENV, "0")
-    assert npu_inductor_compat.torch_line("2.16.0") == "v2_12"
+    assert npu_inductor_compat.torch_line("2.16.0") == "v2_15"
 
 
 @pytest.mark.parametrize("text", TOO_OLD)
@@ -99,7 +99,7 @@ def test_too_old_is_an_import_error_listing_the_lines(text: str) -> None:
         npu_inductor_compat.torch_line(text)
     assert isinstance(caught.value, ImportError)
     message = str(caught.value)
-    assert text in message and "v2_7_1" in message and "v2_9" in message and "v2_12" in message
+    assert text in message and all(line.module in message for line in dispatch.LINES)
 
 
 @pytest.mark.parametrize("text", MALFORMED)
