@@ -25,7 +25,7 @@ def test_built_wheel_holds_only_npu_inductor_compat(tmp_path: Path) -> None:
     """Build the wheel from a copy of the tree (parallel-safe) with the real setuptools backend and list it."""
     source = tmp_path / "src"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md", *SOURCE_FOLDERS):
+    for name in ("pyproject.toml", "README.md", "LICENSE", *SOURCE_FOLDERS):
         item = ROOT / name
         if item.is_dir():
             shutil.copytree(item, source / name, ignore=shutil.ignore_patterns("__pycache__"))
