@@ -90,14 +90,11 @@ def _decide(record: Patch, line: str, disabled: frozenset[str], journal: Journal
             raise PatchError(f"patch {record.id!r}: probing whether upstream has the fix failed: {err!r}") from err
         if has_fix:
             return Decision(record, "not needed", "upstream has it")
+    written_for = ", ".join(record.applies_to())
     if line not in record.applies_to():
         if record.upstream_has_fix is None:
-            return Decision(record, "skipped", f"written for {', '.join(record.applies_to())}; not for {line}")
-        return Decision(
-            record,
-            "missing",
-            f"upstream lacks it on this torch, but the fix is only for {', '.join(record.applies_to())}",
-        )
+            return Decision(record, "skipped", f"written for {written_for}; not for {line}")
+        return Decision(record, "missing", f"upstream lacks it on this torch, but the fix is only for {written_for}")
     return Decision(record, "applied", "")
 
 

@@ -254,6 +254,15 @@ class AttrEdit(Edit):
         setattr(self.owner, self.name, self.new)
 
 
+def _container(patch_id: str, change: Change, found: Any, expected: type, what: str) -> Any:
+    """The list or dict a change edits in place: missing is PatchTargetMissing, another type a PatchError."""
+    if found is ABSENT:
+        raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r} does not exist")
+    if not isinstance(found, expected):
+        raise PatchError(f"patch {patch_id!r}: {change.target!r} is a {type(found).__name__}, not {what}")
+    return found
+
+
 class ListItemEdit(Edit):
     """``replacement(the list)`` appended to a list unless already present (then nothing is journaled)."""
 
@@ -265,11 +274,7 @@ class ListItemEdit(Edit):
 
     @classmethod
     def apply(cls, patch_id: str, change: Change, owner: Any, name: str) -> ListItemEdit | None:
-        items = getattr(owner, name, ABSENT)
-        if items is ABSENT:
-            raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r} does not exist")
-        if not isinstance(items, MutableSequence):
-            raise PatchError(f"patch {patch_id!r}: {change.target!r} is a {type(items).__name__}, not a list")
+        items = _container(patch_id, change, getattr(owner, name, ABSENT), MutableSequence, "a list")
         item = change.replacement(items)
         if item in items:
             return None
@@ -297,11 +302,7 @@ class DictItemEdit(Edit):
 
     @classmethod
     def apply(cls, patch_id: str, change: Change, owner: Any, name: str) -> DictItemEdit:
-        mapping = getattr(owner, name, ABSENT)
-        if mapping is ABSENT:
-            raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r} does not exist")
-        if not isinstance(mapping, MutableMapping):
-            raise PatchError(f"patch {patch_id!r}: {change.target!r} is a {type(mapping).__name__}, not a dict")
+        mapping = _container(patch_id, change, getattr(owner, name, ABSENT), MutableMapping, "a dict")
         old = mapping.get(change.key, ABSENT)
         if old is ABSENT and change.must_exist:
             raise PatchTargetMissing(f"patch {patch_id!r}: key {change.key!r} missing from {change.target!r}")
