@@ -131,8 +131,12 @@ def _activate(backend: str | None, disable: Iterable[str], source: str | None) -
             journal.apply(decide(), satisfied=upstream_has())
         else:
             # A new selection is decided on torch without our earlier changes (a probe must see upstream, not us),
-            # so everything is undone first, and put back exactly if the new activation fails.
-            journal.transition([patch.id for patch in journal.applied()], decide, satisfied=upstream_has)
+            # so everything is undone first, and put back exactly if the new activation fails. The config layer is
+            # the same for every selection and stays (unless now disabled): another thread's torch.compile checks
+            # its options against it at any moment, and must never find the npu_backend option gone mid-switch.
+            staying = {patch.id for patch in plan.layers if patch.layer == "config"} - disabled
+            undo = [patch.id for patch in journal.applied() if patch.id not in staying]
+            journal.transition(undo, decide, satisfied=upstream_has)
         STATE.active = True
         STATE.disabled = disabled
         STATE.backend = plan.backend

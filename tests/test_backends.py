@@ -436,3 +436,19 @@ def test_the_compile_option_leaves_a_graph_without_npu_tensors_alone(
     torch.testing.assert_close(compiled(x), fn(x))  # float32 tolerances: sin(x) + 1 cancels near -1
     assert npu_inductor_compat.status()["backend"] == "triton"
     assert applied_ids() == before
+
+
+def test_a_backend_switch_never_removes_the_option_another_thread_may_be_checking(
+    fake_provider: Any, fake_torch_npu: Any
+) -> None:
+    """A switch undoes the old backend's layers, but the config layer is the same for every selection: the option's
+    entry is the very same object throughout (were it undone and redone, a torch.compile in another thread could
+    find "npu_backend" missing mid-switch: seen on torch 2.7.1 in tests/test_per_compile.py)."""
+    import torch._inductor.config as config
+
+    npu_inductor_compat.activate("triton")
+    entry = config._config["npu_backend"]
+    npu_inductor_compat.activate("ascendc")
+    assert npu_inductor_compat.status()["backend"] == "ascendc"
+    assert config._config["npu_backend"] is entry
+    assert "npu-backend-per-compile" in applied_ids()
