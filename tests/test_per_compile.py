@@ -64,11 +64,22 @@ print(json.dumps({"seen": seen, "errors": errors, "graph_errors": [g.error for g
 """
 
 
+# torch releases where two threads calling torch.compile at once crash the process without this package (plain
+# torch, CPU tensors, autoload off: SIGSEGV in FakeTensorMode.__enter__ under Dynamo; seen on 2.10.0 every run).
+CONCURRENT_COMPILE_CRASHES = {(2, 10)}
+
+
 @pytest.mark.slow
 def test_two_threads_compiling_for_different_backends_each_get_their_own(run_python: Any) -> None:
     """Thread "triton" and thread "ascendc" compile npu graphs at the same time, each with its own npu_backend
     option; every scheduling Inductor creates for a thread's graph is that thread's backend's (the ascendc stand-in
     registers AscendCScheduling, tests/fakes), and the package's backend during it is the thread's choice."""
+    import torch
+
+    from npu_inductor_compat.version import parse_release
+
+    if parse_release(torch.__version__)[:2] in CONCURRENT_COMPILE_CRASHES:
+        pytest.skip(f"torch {torch.__version__} itself crashes when two threads call torch.compile at once")
     done = run_python(TWO_THREADS.replace("FAKES", repr(str(FAKES))))
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
