@@ -2,9 +2,14 @@
 
 Selection: an explicit ``activate(backend=...)``, else the ``npu_backend`` Inductor option when set, else
 ``TORCHINDUCTOR_NPU_BACKEND``, else ``triton``. An unknown name is an error listing the valid ones (torch_npu's
-table silently fell back to Triton on a typo). A missing provider package is an ImportError that names the package,
-the backend needing it and how to install it — checked before anything is patched (torch_npu's first ascendc loader
-imported a package that did not exist yet and crashed half-way).
+table silently fell back to Triton on a typo).
+
+One rule, however the backend was chosen (the default, the argument, the option or the variable): a missing provider
+package (the package a backend's codegen comes from: torch-mlir, torch_npu's mlir, dvm and ascendc packages) is an
+ImportError that names the package, the backend needing it and how to install it — checked before anything is
+patched (torch_npu's first ascendc loader imported a package that did not exist yet and crashed half-way). A missing
+NPU runtime (no device provider, i.e. no torch_npu; or no Triton for a Triton-family backend) is not an error: the
+device and backend layers are skipped, the torch-side records still apply, and the report says why.
 """
 
 from __future__ import annotations
@@ -50,9 +55,13 @@ class Requirement:
 class Backend:
     name: str
     summary: str
-    requires: tuple[Requirement, ...]
+    # The packages this backend's codegen comes from: one that is missing is an ImportError.
+    providers: tuple[Requirement, ...]
     # Layer names, applied in this order after the device layer (see common.layers.LAYERS).
     layers: tuple[str, ...]
+    # The NPU runtime its layers run on besides the device provider (Triton for the Triton family): without it,
+    # as without a device provider, the device and backend layers are skipped with the reason in the report.
+    runtime: tuple[Requirement, ...] = ()
 
 
 TRITON_REQUIREMENT = Requirement(
@@ -65,27 +74,26 @@ BACKENDS: dict[str, Backend] = {
         Backend(
             "triton",
             "Triton kernels through triton-ascend (the default)",
-            (TRITON_REQUIREMENT,),
+            (),  # this package's own codegen, or the device provider's
             ("triton-family", "triton-registration"),
+            runtime=(TRITON_REQUIREMENT,),
         ),
         Backend(
             "mlir",
             "Triton-family codegen lowered through torch_npu's MLIR path",
             (
-                TRITON_REQUIREMENT,
                 Requirement("torch_mlir", "pip install torch-mlir"),
                 Requirement(torch_npu_names.module_of("mlir-package"), "pip install torch_npu"),
             ),
             ("triton-family", "mlir-loader"),
+            runtime=(TRITON_REQUIREMENT,),
         ),
         Backend(
             "dvm",
             "torch_npu's DVM fused-kernel backend (Triton-family patches)",
-            (
-                TRITON_REQUIREMENT,
-                Requirement(torch_npu_names.module_of("dvm-package"), "pip install 'torch_npu>=2.7.1'"),
-            ),
+            (Requirement(torch_npu_names.module_of("dvm-package"), "pip install 'torch_npu>=2.7.1'"),),
             ("triton-family", "dvm-loader"),
+            runtime=(TRITON_REQUIREMENT,),
         ),
         Backend(
             "ascendc",
@@ -133,34 +141,50 @@ def requested_backend(explicit: str | None, source: str | None = None) -> tuple[
 
 
 def requirement_problems(backend: Backend) -> list[str]:
-    return [problem for requirement in backend.requires if (problem := requirement.problem()) is not None]
+    """What is wrong with the backend's provider packages (each one an ImportError, however it was chosen)."""
+    return [problem for requirement in backend.providers if (problem := requirement.problem()) is not None]
 
 
-def backend_plan(explicit: str | None, adapters: LineAdapters, source: str | None = None) -> Plan:
-    """The device layer plus the backend's layers, or the reason they cannot be applied.
-
-    With no backend asked for explicitly, a machine without an NPU device provider still gets every torch-side fix
-    and the plan says what it skipped; asking for a backend whose provider is missing is an ImportError.
-    """
-    name, source = requested_backend(explicit, source)
-    backend = BACKENDS[name]
-    provider = providers.active_provider()
+def runtime_problems(backend: Backend, provider: providers.DeviceProvider | None) -> list[str]:
+    """What is missing of the NPU runtime the backend's layers run on (each one skips them, however it was chosen)."""
     problems: list[str] = []
     if provider is None:
         problems.append(
             "no NPU device provider: torch_npu is not installed (pip install torch_npu; it needs the CANN toolkit) "
             "and no simulated NPU is set up"
         )
-    problems += [f"backend {name!r} needs {problem}" for problem in requirement_problems(backend)]
+    problems += [
+        f"backend {backend.name!r} needs {problem}"
+        for requirement in backend.runtime
+        if (problem := requirement.problem()) is not None
+    ]
+    return problems
+
+
+def backend_plan(explicit: str | None, adapters: LineAdapters, source: str | None = None) -> Plan:
+    """The device layer plus the backend's layers, or the reason they cannot be applied.
+
+    The same rule whatever chose the backend: a missing provider package is an ImportError (nothing is patched); a
+    missing NPU runtime (device provider, Triton) leaves only the torch-side records, and the plan says what it
+    skipped and why.
+    """
+    name, source = requested_backend(explicit, source)
+    backend = BACKENDS[name]
+    missing = requirement_problems(backend)
+    if missing:
+        raise ImportError(
+            f"cannot activate NPU backend {name!r} (chosen by {source}): "
+            + "; ".join(f"backend {name!r} needs {problem}" for problem in missing)
+        )
+    provider = providers.active_provider()
     config_layer = layers.config_layer(adapters)
     known = layers.all_layer_ids(adapters)
-    if problems:
-        if source != "default":
-            raise ImportError(f"cannot activate NPU backend {name!r} (chosen by {source}): " + "; ".join(problems))
+    unavailable = runtime_problems(backend, provider)
+    if unavailable:
         return Plan(
             backend=None,
             layers=config_layer,
-            skipped=tuple(("device and backend layers", problem) for problem in problems),
+            skipped=tuple(("device and backend layers", problem) for problem in unavailable),
             known_ids=known,
         )
     assert provider is not None

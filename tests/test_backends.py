@@ -3,6 +3,7 @@ missing providers, switching, and what each layer's replacement does against the
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from typing import Any
 
@@ -19,6 +20,7 @@ TRITON_FAMILY_IDS = {
     "triton-cpp-wrapper-two-pass",
     "triton-cache-system-npu",
     "triton-benchmarker-npu",
+    "triton-template-heuristics-npu",
 }
 ASCENDC_IDS = {"ascendc-lowering-gpu-like", "ascendc-should-partition-hook", "ascendc-provider-loader"}
 
@@ -129,18 +131,98 @@ def test_missing_provider_is_an_import_error_and_touches_nothing(
     assert applied_ids() == set()
 
 
-def test_missing_device_provider_for_an_explicit_backend(torch_state: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+TRITON_CHOICES = [
+    ("the default", None, {}),
+    ("activate('default')", "default", {}),
+    ("activate('triton')", "triton", {}),
+    ("TORCHINDUCTOR_NPU_BACKEND", None, {backends.BACKEND_ENV: "triton"}),
+]
+
+
+def _reports_for_every_way_to_choose_triton(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
+    reports = {}
+    for how, explicit, env in TRITON_CHOICES:
+        with monkeypatch.context() as scoped:
+            for key, value in env.items():
+                scoped.setenv(key, value)
+            npu_inductor_compat.activate(explicit)
+            reports[how] = npu_inductor_compat.status()
+            npu_inductor_compat.deactivate()
+    return reports
+
+
+def test_without_a_device_provider_every_way_to_choose_triton_skips_the_same(
+    torch_state: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One rule however the backend was chosen: no device provider skips the device and backend layers with the
+    reason in the report (it used to be an ImportError for an explicit choice only)."""
     from npu_inductor_compat.common import providers
 
     previous = providers.set_provider(None)
     monkeypatch.setattr(providers, "torch_npu_installed", lambda: False)
     try:
         before = torch_state.snapshot()
-        with pytest.raises(ImportError, match="torch_npu is not installed.*pip install torch_npu"):
-            npu_inductor_compat.activate("triton")
+        reports = _reports_for_every_way_to_choose_triton(monkeypatch)
         torch_state.assert_same(before, torch_state.snapshot())
     finally:
         providers.set_provider(previous)
+    first = reports["the default"]
+    assert first["backend"] is None and first["applied"]  # the torch-side records
+    assert not {item["layer"] for item in first["applied"]} - {"config", "fix"}
+    assert [item["what"] for item in first["skipped"]] == ["device and backend layers"]
+    assert (
+        "torch_npu is not installed" in first["skipped"][0]["why"]
+        and "pip install torch_npu" in first["skipped"][0]["why"]
+    )
+    for how, report in reports.items():
+        assert report == first, how
+
+
+def test_without_triton_every_way_to_choose_triton_skips_the_same(
+    fake_provider: Any, torch_state: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Triton is the runtime of the Triton family, like the device provider: missing, it skips, however chosen."""
+    missing = backends.Requirement("npu_inductor_compat_no_such_triton", "pip install triton-ascend")
+    for name in ("triton", "mlir", "dvm"):
+        monkeypatch.setitem(backends.BACKENDS, name, dataclasses.replace(backends.BACKENDS[name], runtime=(missing,)))
+    before = torch_state.snapshot()
+    reports = _reports_for_every_way_to_choose_triton(monkeypatch)
+    torch_state.assert_same(before, torch_state.snapshot())
+    first = reports["the default"]
+    assert first["backend"] is None
+    assert [item["why"] for item in first["skipped"]] == [
+        "backend 'triton' needs the package 'npu_inductor_compat_no_such_triton', which is not installed "
+        "(pip install triton-ascend)"
+    ]
+    for how, report in reports.items():
+        assert report == first, how
+
+
+@pytest.mark.parametrize(
+    ("backend", "package"),
+    [("ascendc", "torch_npu._inductor.ascendc"), ("mlir", "torch_mlir"), ("dvm", "torch_npu._inductor.dvm")],
+)
+@pytest.mark.parametrize("how", ["argument", "env"])
+def test_without_a_device_provider_a_missing_provider_package_is_still_an_import_error(
+    backend: str, package: str, how: str, torch_state: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npu_inductor_compat.common import providers
+
+    previous = providers.set_provider(None)
+    monkeypatch.setattr(providers, "torch_npu_installed", lambda: False)
+    try:
+        before = torch_state.snapshot()
+        if how == "env":
+            monkeypatch.setenv(backends.BACKEND_ENV, backend)
+        with pytest.raises(ImportError) as caught:
+            npu_inductor_compat.activate(backend if how == "argument" else None)
+        torch_state.assert_same(before, torch_state.snapshot())
+    finally:
+        providers.set_provider(previous)
+    message = str(caught.value)
+    assert repr(package) in message and repr(backend) in message and "pip install" in message
+    assert ("TORCHINDUCTOR_NPU_BACKEND" in message) is (how == "env")
+    assert npu_inductor_compat.status()["applied"] == []
 
 
 @pytest.mark.parametrize("name", ["tirton", "", "ASCENDC ", 3, None])
