@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "TorchVersionOverrideWarning",
     "UnsupportedTorchVersion",
     "UntestedTorchVersionWarning",
     "__version__",
@@ -31,11 +32,17 @@ _LAZY = {
     "torch_line": "npu_inductor_compat.dispatch",
     "UnsupportedTorchVersion": "npu_inductor_compat.dispatch",
     "UntestedTorchVersionWarning": "npu_inductor_compat.dispatch",
+    "TorchVersionOverrideWarning": "npu_inductor_compat.dispatch",
 }
 
 if TYPE_CHECKING:
     from npu_inductor_compat.activation import activate, deactivate, status
-    from npu_inductor_compat.dispatch import UnsupportedTorchVersion, UntestedTorchVersionWarning, torch_line
+    from npu_inductor_compat.dispatch import (
+        TorchVersionOverrideWarning,
+        UnsupportedTorchVersion,
+        UntestedTorchVersionWarning,
+        torch_line,
+    )
 
 
 def __getattr__(name: str) -> Any:

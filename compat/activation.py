@@ -10,11 +10,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from npu_inductor_compat.dispatch import resolve
+from npu_inductor_compat.dispatch import LineChoice, resolve
 from npu_inductor_compat.patching import Journal, Patch, PatchError
 from npu_inductor_compat.registry import fix_records
 from npu_inductor_compat.state import STATE
-from npu_inductor_compat.version import installed_versions
+from npu_inductor_compat.version import TORCH_VERSION_ENV, installed_versions
 
 log = logging.getLogger("npu_inductor_compat")
 
@@ -149,6 +149,20 @@ def _activate(backend: str | None, disable: Iterable[str], source: str | None) -
         return status()
 
 
+def _override_report(choice: LineChoice) -> dict[str, Any] | None:
+    """NPU_INDUCTOR_COMPAT_TORCH_VERSION as the resolved choice used it (None when the line follows the installed
+    torch)."""
+    if choice.version.source != TORCH_VERSION_ENV:
+        return None
+    return {
+        "variable": TORCH_VERSION_ENV,
+        "value": choice.version.text,
+        "installed": choice.installed,
+        "differs": choice.override_warning is not None,
+        "warning": choice.override_warning,
+    }
+
+
 @contextlib.contextmanager
 def compiling_with_backend(requested: str | None, source: str) -> Iterator[None]:
     """Around one npu compile: switch the active package to ``requested`` (if given and different) and hold the
@@ -194,6 +208,7 @@ def status() -> dict[str, Any]:
             "line": choice.line.module,
             "line_reason": choice.reason,
             "untested": choice.untested,
+            "torch_override": _override_report(choice),
             "active": STATE.active,
             "backend": STATE.backend,
             "applied": [

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from npu_inductor_compat.envflags import env_flag
-from npu_inductor_compat.version import Release, TorchVersion, torch_version
+from npu_inductor_compat.version import TORCH_VERSION_ENV, Release, TorchVersion, installed_torch, torch_version
 
 log = logging.getLogger("npu_inductor_compat")
 
@@ -22,6 +22,11 @@ class UnsupportedTorchVersion(ImportError):
 
 class UntestedTorchVersionWarning(UserWarning):
     """The torch release is newer than the newest one tested; the newest version module is used."""
+
+
+class TorchVersionOverrideWarning(UserWarning):
+    """NPU_INDUCTOR_COMPAT_TORCH_VERSION names another release than the installed torch; the line follows the
+    variable."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,10 @@ class LineChoice:
     reason: str
     # Set when the release is newer than the newest tested line: the text of the warning resolve() gives.
     untested_warning: str | None = None
+    # The installed torch's version when NPU_INDUCTOR_COMPAT_TORCH_VERSION chose instead (None: not overridden, or
+    # torch's version cannot be read), and the warning resolve() gives when the two releases differ.
+    installed: str | None = None
+    override_warning: str | None = None
 
     @property
     def untested(self) -> bool:
@@ -142,6 +151,9 @@ def choose_line(version: str | None = None) -> LineChoice:
     else:  # pragma: no cover - the last line is open-ended
         raise AssertionError("LINES must end with an open range")
     reason = f"torch {found.release_text}{build_note} from {found.source} is in {line.span}"
+    installed, override_warning = _override_check(found, line)
+    if override_warning is not None:
+        reason += f"; the installed torch is {installed}"
     message = None
     if release[:2] > NEWEST_TESTED:
         newest = ".".join(map(str, NEWEST_TESTED))
@@ -154,7 +166,36 @@ def choose_line(version: str | None = None) -> LineChoice:
                 f"{message}; refused because {STRICT_ENV}=1. Supported: {supported_lines_text()}"
             )
         reason += f"; untested: newer than {newest}.x"
-    return LineChoice(line, found, reason, message)
+    return LineChoice(line, found, reason, message, installed, override_warning)
+
+
+def _line_for(release: Release) -> Line | None:
+    return next((line for line in LINES if line.covers(release)), None)
+
+
+def _override_check(found: TorchVersion, line: Line) -> tuple[str | None, str | None]:
+    """(installed torch version, warning text) when ``found`` came from the override variable; the warning only when
+    the override's release differs from the installed one (``2.7.1`` vs ``2.7.1+cpu`` is the same release)."""
+    if found.source != TORCH_VERSION_ENV:
+        return None, None
+    try:
+        installed = installed_torch()
+    except (ImportError, ValueError):  # no torch, or a version string that is not one: nothing to compare
+        return None, None
+    if installed.release == found.release:
+        return installed.text, None
+    own = _line_for(installed.release)
+    if own is None:
+        instead = "no line supports the installed torch"
+    elif own is line:
+        instead = "the installed torch's line too"
+    else:
+        instead = f"not {own.module}, the installed torch's line"
+    return installed.text, (
+        f"{TORCH_VERSION_ENV}={found.text} differs from the installed torch {installed.text} (release "
+        f"{found.release_text} vs {installed.release_text}); dispatching to {line.module} as the variable says "
+        f"({instead})"
+    )
 
 
 def torch_line(version: str | None = None) -> str:
@@ -177,6 +218,11 @@ def resolve() -> tuple[LineChoice, ModuleType]:
                 warnings.warn(
                     f"npu_inductor_compat: {choice.untested_warning}", UntestedTorchVersionWarning, stacklevel=3
                 )
+            if choice.override_warning:
+                warnings.warn(
+                    f"npu_inductor_compat: {choice.override_warning}", TorchVersionOverrideWarning, stacklevel=3
+                )
+                log.warning("npu_inductor_compat: %s", choice.override_warning)
             module = importlib.import_module(choice.module_name)
             log.info("npu_inductor_compat: using %s (%s)", choice.line.module, choice.reason)
             STATE.resolution = (choice, module)

@@ -83,6 +83,12 @@ def torch_version(text: str | None = None) -> TorchVersion:
             return TorchVersion(override, parse_release(override), TORCH_VERSION_ENV)
         except ValueError as err:
             raise ValueError(f"{TORCH_VERSION_ENV}: {err}") from None
+    return installed_torch()
+
+
+def installed_torch() -> TorchVersion:
+    """The installed torch's version, whatever the override says (ImportError without torch, ValueError when its
+    version string is not a version)."""
     found, source = _installed_torch_text()
     return TorchVersion(found, parse_release(found), source)
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import warnings
 
 import pytest
 
 import npu_inductor_compat
 from npu_inductor_compat import dispatch, version
-from npu_inductor_compat.dispatch import UnsupportedTorchVersion, UntestedTorchVersionWarning
+from npu_inductor_compat.dispatch import (
+    TorchVersionOverrideWarning,
+    UnsupportedTorchVersion,
+    UntestedTorchVersionWarning,
+)
 
 SUPPORTED = [
     ("2.7.1", "v2_7_1", (2, 7, 1)),
@@ -62,6 +67,7 @@ def test_dev_build_policy_is_stated_in_the_reason() -> None:
 
 
 @pytest.mark.parametrize(("text", "release"), UNTESTED)
+@pytest.mark.filterwarnings("ignore::npu_inductor_compat.dispatch.TorchVersionOverrideWarning")
 def test_newer_than_tested_uses_newest_module_and_warns_at_resolve(
     text: str, release: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,6 +129,73 @@ def test_env_override_wins_and_bad_override_names_the_variable(monkeypatch: pyte
     monkeypatch.setenv(version.TORCH_VERSION_ENV, "nine")
     with pytest.raises(ValueError, match="NPU_INDUCTOR_COMPAT_TORCH_VERSION.*'nine'"):
         npu_inductor_compat.torch_line()
+
+
+def _another_release() -> str:
+    """A supported release other than the installed torch's."""
+    import torch
+
+    installed = version.parse_release(torch.__version__)
+    return next(text for text in ("2.7.1", "2.12.1") if version.parse_release(text) != installed)
+
+
+def test_an_override_naming_another_release_warns_once_naming_both_and_the_line(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import torch
+
+    other = _another_release()
+    chosen, own = dispatch.torch_line(other), dispatch.torch_line(torch.__version__)
+    monkeypatch.setenv(version.TORCH_VERSION_ENV, other)
+    with (
+        caplog.at_level(logging.WARNING, logger="npu_inductor_compat"),
+        pytest.warns(TorchVersionOverrideWarning) as seen,
+    ):
+        choice, module = dispatch.resolve()
+    assert module.LINE == chosen
+    message = str(seen[0].message)
+    assert f"{version.TORCH_VERSION_ENV}={other} differs from the installed torch {torch.__version__}" in message
+    assert f"dispatching to {chosen} as the variable says" in message
+    assert (f"not {own}, the installed torch's line" in message) is (own != chosen)
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
+        f"npu_inductor_compat: {message.split(': ', 1)[1]}"
+    ]
+    assert f"the installed torch is {torch.__version__}" in choice.reason
+    with warnings.catch_warnings():  # resolved once: no second warning
+        warnings.simplefilter("error")
+        dispatch.resolve()
+    assert npu_inductor_compat.status()["torch_override"] == {
+        "variable": version.TORCH_VERSION_ENV,
+        "value": other,
+        "installed": torch.__version__,
+        "differs": True,
+        "warning": message.split(": ", 1)[1],
+    }
+
+
+def test_an_override_of_the_installed_release_as_another_build_does_not_warn(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    release = version.parse_release(torch.__version__)
+    same = ".".join(map(str, release)) + ("+npu" if "+" in torch.__version__ else "+cpu")  # 2.7.1+cpu is 2.7.1
+    monkeypatch.setenv(version.TORCH_VERSION_ENV, same)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        choice, _ = dispatch.resolve()
+    assert choice.override_warning is None and "installed torch" not in choice.reason
+    assert npu_inductor_compat.status()["torch_override"] == {
+        "variable": version.TORCH_VERSION_ENV,
+        "value": same,
+        "installed": torch.__version__,
+        "differs": False,
+        "warning": None,
+    }
+
+
+def test_without_an_override_status_shows_none() -> None:
+    assert npu_inductor_compat.status()["torch_override"] is None
+    assert npu_inductor_compat.TorchVersionOverrideWarning is TorchVersionOverrideWarning
+    assert issubclass(TorchVersionOverrideWarning, UserWarning)
 
 
 def test_installed_torch_is_detected() -> None:
