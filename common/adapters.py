@@ -38,6 +38,10 @@ class LineAdapters:
     # benchmark function registered for "npu" where it does not.
     benchmarker_routes_npu: Callable[[], bool]
     npu_benchmark: Callable[..., Any]
+    # triton-template-heuristics-npu: the module holding Inductor's template heuristic registry
+    # (register_template_heuristic, _TEMPLATE_HEURISTIC_REGISTRY, _HEURISTIC_CACHE; importing it registers torch's
+    # own heuristics), or None on a line without one.
+    template_heuristic_registry: str | None
     # cpp-wrapper-workspace-locks: this line's NPU C++ wrapper class (imports Inductor when called), and the extra
     # changes the line needs for it (e.g. the precompiled wrapper header, torch >= 2.9).
     cpp_wrapper_class: Callable[[], type]

@@ -2,7 +2,7 @@
 
 - device layer (every backend): "npu" device op overrides, DEVICE_TO_ATEN, the dynamo device interface;
 - triton-family layer (triton, mlir, dvm): has_triton sees "npu", "npu" in GPU_TYPES, the C++-wrapper two-pass
-  check, the system-info cache key, the benchmarker;
+  check, the system-info cache key, the benchmarker, the GEMM template heuristics;
 - triton-registration (triton): the "npu" codegen backend registered with Inductor;
 - ascendc layer: "npu" GPU-like for lowering device selection only, and the backend hook on should_partition;
 - provider loaders (mlir, dvm, ascendc): the provider package that registers that backend's codegen.
@@ -22,7 +22,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat.common import torch_npu_names
+from npu_inductor_compat.common import template_heuristics, torch_npu_names
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.common.option import PER_COMPILE_RECORD, option_record
 from npu_inductor_compat.common.providers import DeviceProvider
@@ -350,6 +350,47 @@ def benchmarker_registry_has_npu() -> bool:
     return DEVICE in benchmarking._BENCHMARK_DISPATCH
 
 
+def template_heuristics_record(adapters: LineAdapters) -> Patch:
+    """triton-template-heuristics-npu: "npu" in Inductor's template heuristic registry (common/template_heuristics.py
+    says what it gets and why)."""
+    module = adapters.template_heuristic_registry
+    target = module or template_heuristics.FIRST_REGISTRY_MODULE
+    probe: Callable[[], bool] = (
+        template_heuristics.no_registry_on_this_line
+        if module is None
+        else functools.partial(template_heuristics.registry_answers_npu, module)
+    )
+    return Patch(
+        id="triton-template-heuristics-npu",
+        layer="triton-family",
+        why=(
+            "Inductor asks a per-device registry (torch >= 2.9) for the configs of each Triton GEMM template it "
+            "considers (for a device with >= 68 cores, utils.is_big_gpu); with no 'npu' entry each bmm (and, under "
+            "max-autotune, mm) logs a 4 KB 'No template heuristic found' ERROR and gets no configs. npu gets the "
+            f"registrations of {template_heuristics.GENERIC_DEVICE!r}, torch's "
+            "Triton device without tuning of its own: the generic GEMM configs CUDA's mm templates use too, without "
+            "CUDA's TMA/Blackwell entries or ROCm's classes; configs only under max-autotune, as for every device"
+        ),
+        upstream=(
+            "torch/_inductor/template_heuristics/registry.py (2.9-2.13), heuristics/registry.py (2.14+) "
+            "register_template_heuristic; torch_npu 2.14.0 registers none (it replaces the mm/bmm lowerings)"
+        ),
+        remove_when="torch or torch_npu registers template heuristics for 'npu' (the probe then says not needed)",
+        changes=tuple(
+            Change(
+                f"{target}:register_template_heuristic",
+                template_heuristics.register_like_generic(target, template, op),
+                kind="registration",
+                key=(template, DEVICE, op),
+                touches=(f"{target}:{template_heuristics.REGISTRY}",),
+            )
+            for template, op in template_heuristics.TEMPLATES
+        ),
+        upstream_has_fix=probe,
+        refresh=template_heuristics.forget_cached_npu_lookups(target),
+    )
+
+
 def triton_family_layer(provider: DeviceProvider, adapters: LineAdapters) -> tuple[Patch, ...]:
     has_triton = _same_wrapper_for_every_consumer(_wrap_has_triton)
     return (
@@ -412,6 +453,7 @@ def triton_family_layer(provider: DeviceProvider, adapters: LineAdapters) -> tup
             ),
             upstream_has_fix=adapters.benchmarker_routes_npu,
         ),
+        template_heuristics_record(adapters),
     )
 
 

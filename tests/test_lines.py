@@ -109,7 +109,13 @@ def test_line_differences_live_in_the_line_modules() -> None:
             importlib.import_module(f"npu_inductor_compat.{line.module}").ADAPTERS.__dict__[name]
             for line in dispatch.LINES
         }
-        for name in ("new_config_entry", "device_to_aten_known", "two_pass_knows_npu", "cpp_wrapper_class")
+        for name in (
+            "new_config_entry",
+            "device_to_aten_known",
+            "two_pass_knows_npu",
+            "cpp_wrapper_class",
+            "template_heuristic_registry",
+        )
     }
     assert all(len(answers) >= 2 for answers in distinct.values()), distinct
 

@@ -6,7 +6,7 @@ import inspect
 import sys
 from typing import Any
 
-from npu_inductor_compat.common import launch_fixes, layers, option
+from npu_inductor_compat.common import launch_fixes, layers, option, template_heuristics
 from npu_inductor_compat.common.adapters import LineAdapters
 
 
@@ -40,6 +40,9 @@ ADAPTERS = LineAdapters(
     two_pass_knows_npu=layers.two_pass_list_has_npu,
     benchmarker_routes_npu=layers.benchmarker_registry_has_npu,
     npu_benchmark=_npu_benchmark,
+    # 2.12 and 2.13 keep the registry here; 2.14 moved it to heuristics/registry.py and keeps this name as an alias
+    # of heuristics/template/registry.py, which re-exports it (2.14.1 template_heuristics/__init__.py)
+    template_heuristic_registry=template_heuristics.FIRST_REGISTRY_MODULE,
     cpp_wrapper_class=launch_fixes.npu_cpp_wrapper_split_includes,
     cpp_wrapper_changes=(launch_fixes.PRECOMPILED_HEADER_CHANGE,),
 )

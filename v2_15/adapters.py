@@ -52,6 +52,9 @@ ADAPTERS = LineAdapters(
     two_pass_knows_npu=_two_pass_asks_the_device,
     benchmarker_routes_npu=layers.benchmarker_registry_has_npu,
     npu_benchmark=layers.benchmark_with_device_type,
+    # 2.14 moved the registry to heuristics/registry.py; this module re-exports it, and importing it (its package)
+    # registers torch's own template heuristics, which importing heuristics/registry.py alone does not
+    template_heuristic_registry="torch._inductor.heuristics.template.registry",
     cpp_wrapper_class=launch_fixes.npu_cpp_wrapper_split_includes,
     cpp_wrapper_changes=(launch_fixes.PRECOMPILED_HEADER_CHANGE,),
 )

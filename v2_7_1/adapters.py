@@ -15,6 +15,7 @@ ADAPTERS = LineAdapters(
     two_pass_knows_npu=layers.two_pass_list_has_npu,
     benchmarker_routes_npu=layers.benchmarking_before_the_registry,
     npu_benchmark=layers.benchmark_without_device_type,
+    template_heuristic_registry=None,  # no registry before 2.9: GEMM configs come from get_config_heuristics
     cpp_wrapper_class=launch_fixes.npu_cpp_wrapper,
     # no precompiled cpp_wrapper header on this line
     cpp_wrapper_changes=(),

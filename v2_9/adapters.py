@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from npu_inductor_compat.common import launch_fixes, layers, option
+from npu_inductor_compat.common import launch_fixes, layers, option, template_heuristics
 from npu_inductor_compat.common.adapters import LineAdapters
 
 ADAPTERS = LineAdapters(
@@ -15,6 +15,7 @@ ADAPTERS = LineAdapters(
     two_pass_knows_npu=layers.two_pass_list_has_npu,
     benchmarker_routes_npu=layers.benchmarking_before_the_registry,
     npu_benchmark=layers.benchmark_without_device_type,
+    template_heuristic_registry=template_heuristics.FIRST_REGISTRY_MODULE,
     cpp_wrapper_class=launch_fixes.npu_cpp_wrapper,
     cpp_wrapper_changes=(launch_fixes.PRECOMPILED_HEADER_CHANGE,),
 )
