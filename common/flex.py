@@ -63,7 +63,11 @@ def _answering_capability(original: Any) -> Any:
         if device_type is None:
             return tuple(original(*args, **kwargs))  # type: ignore[return-value]
         found = _properties_of(device_type)
-        return (int(found.major), int(found.minor))
+        if found.major is None:
+            # torch_npu reports no CUDA compute capability (major/minor None: torch_npu/csrc/npu/Module.cpp,
+            # _NPUDeviceProperties): (0, 0) sends CUDA-tuned config tables to their generic branch
+            return (0, 0)
+        return (int(found.major), int(found.minor or 0))
 
     return get_device_capability
 

@@ -170,3 +170,24 @@ def test_flex_cuda_answers_are_scoped_to_the_thread_that_asks(monkeypatch: pytes
     finally:
         journal.undo()
     assert torch.cuda.get_device_capability is original
+
+
+def test_flex_cuda_capability_for_a_device_without_one_is_the_generic_branch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch_npu's device properties carry no CUDA compute capability (major/minor None); flex's CUDA-tuned config
+    tables must then take their generic branch, (0, 0), not fail converting None (torch 2.7's _get_nv_config)."""
+    import types
+
+    import torch
+
+    from npu_inductor_compat.common import flex
+    from npu_inductor_compat.patching import Journal, Patch
+
+    monkeypatch.setattr(flex, "_properties_of", lambda device_type: types.SimpleNamespace(major=None, minor=None))
+    record = Patch(id="cuda-queries", why="w", upstream="u", remove_when="r", changes=flex.CUDA_QUERY_CHANGES)
+    journal = Journal()
+    journal.apply([record])
+    try:
+        with flex.cuda_queries_answered_by("npu"):
+            assert torch.cuda.get_device_capability() == (0, 0)
+    finally:
+        journal.undo()

@@ -13,27 +13,38 @@ launched on a device). It is a test and development tool, not an accelerator.
   It is created on first access, so importing this module imports ``torch`` only (no ``torch._dynamo``, no
   ``torch._inductor``) and builds nothing.
 
-One device (index 0) with one synchronous stream (raw handle 0). Random numbers come from the CPU default
-generator, which the simulated device reports as its own: ``torch.npu.manual_seed`` seeds the CPU generator.
+Two devices with one synchronous stream each (raw handle 0). Random numbers come from the CPU default generator,
+which the simulated device reports as its own: ``torch.npu.manual_seed`` seeds the CPU generator.
+
+The device reports a real Ascend SoC (:mod:`.soc`; :func:`use_soc` selects it, default ``soc.DEFAULT_SOC``) the way
+torch_npu does: ``torch.npu.get_device_properties()`` has torch_npu's fields, with ``multi_processor_count`` the
+vector core count and the CUDA-only fields (``major``, ``warp_size``, ...) None, and the dynamo interface's compute
+capability is the SoC name; so whatever Inductor derives from the "SM count" follows the SoC as on hardware.
+``torch.npu`` also has torch_npu's memory queries, ``set_compile_mode``, ``set_option``, ``config``, ``matmul`` and
+``conv`` (options are recorded, see :func:`simulated_options`, and change nothing); any other name raises
+``standin.NotSimulated`` (an AttributeError) naming it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import sys
 import threading
 import time
 import types
-from collections.abc import Iterator
+import warnings
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 
 from npu_inductor_compat.common.providers import DeviceProvider, register_provider
 from npu_inductor_compat.patching import Change, Patch, wraps_original
+from npu_inductor_compat.tools.simulated.soc import DEFAULT_SOC, Soc, get_soc
 
 __all__ = [
     "DEVICE",
@@ -41,7 +52,10 @@ __all__ = [
     "SimulatedNpu",
     "SimulatedNpuInterface",
     "SimulatedNpuProperties",
+    "current_soc",
     "setup",
+    "simulated_options",
+    "use_soc",
 ]
 
 DEVICE = "npu"
@@ -55,28 +69,103 @@ _instance: SimulatedNpu | None = None
 _renamed_here = False  # PrivateUse1 renamed by this module (a setup that failed after the rename may be retried)
 
 
-class SimulatedNpuProperties(NamedTuple):
-    """Device properties, shaped like ``torch.cuda.get_device_properties`` of an A100 (what Inductor reads)."""
+@dataclasses.dataclass(frozen=True)
+class SimulatedUuid:
+    """torch_npu's ``_CUuuid``: 16 bytes, printed 8-4-4-4-12. torch_npu leaves it zero where the runtime cannot
+    report one (torch_npu/csrc/npu/Module.cpp, ``aclrtUuid uuid = {0}``); the simulated device has none."""
 
-    name: str = "Simulated NPU"
-    major: int = 8
-    minor: int = 0
-    multi_processor_count: int = 108
-    total_memory: int = 40 * 1024**3
-    warp_size: int = 32
-    max_threads_per_multi_processor: int = 2048
-    max_threads_per_block: int = 1024
-    regs_per_multiprocessor: int = 65536
-    shared_memory_per_block: int = 49152
-    shared_memory_per_block_optin: int = 166912
-    max_shared_memory_per_block_optin: int = 166912
-    shared_memory_per_multiprocessor: int = 167936
-    L2_cache_size: int = 40 * 1024**2
-    is_integrated: bool = False
-    is_multi_gpu_board: bool = False
+    bytes: tuple[int, ...] = (0,) * 16
+
+    def __str__(self) -> str:
+        text = "".join(f"{b:02x}" for b in self.bytes)
+        return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
-_PROPERTIES = SimulatedNpuProperties()
+@dataclasses.dataclass(frozen=True)
+class SimulatedNpuProperties:
+    """What ``torch.npu.get_device_properties()`` returns on the simulated NPU: exactly the fields of torch_npu's
+    ``_NPUDeviceProperties`` (torch_npu/csrc/npu/Module.cpp ``RegisterNPUDeviceProperties``), valued as torch_npu
+    values them (``initDeviceProperty``) for the selected SoC.
+
+    torch_npu sets ``multi_processor_count`` to the vector core count (the cube core count when there are no vector
+    cores) and leaves every other CUDA-shaped field unset (``std::optional``: None in Python): there is no CUDA
+    compute capability, warp size, register file or thread limit to report. Inductor reads those with fallbacks
+    (a None ``warp_size`` counts as 32, None register counts skip its occupancy check).
+    """
+
+    name: str
+    total_memory: int
+    cube_core_num: int
+    vector_core_num: int
+    L2_cache_size: int
+    multi_processor_count: int
+    major: int | None = None
+    minor: int | None = None
+    is_multi_gpu_board: int | None = None
+    is_integrated: int | None = None
+    max_threads_per_multi_processor: int | None = None
+    warp_size: int | None = None
+    regs_per_multiprocessor: int | None = None
+    gcnArchName: str | None = None
+    uuid: SimulatedUuid = dataclasses.field(default_factory=SimulatedUuid)
+
+    @classmethod
+    def of(cls, soc: Soc) -> SimulatedNpuProperties:
+        # torch_npu/csrc/npu/Module.cpp initDeviceProperty: multi_processor_count = vector_core_num when > 0, else
+        # cube_core_num ("for compatibility with DataParallel balance check"); torch_npu/_inductor/runtime/hints.py
+        # NPUDeviceProperties.create likewise gives Inductor vector_core_num as the SM count.
+        count = soc.vector_core_num if soc.vector_core_num > 0 else soc.cube_core_num
+        return cls(
+            name=soc.name,
+            total_memory=soc.total_memory,
+            cube_core_num=soc.cube_core_num,
+            vector_core_num=soc.vector_core_num,
+            L2_cache_size=soc.l2_cache_size,
+            multi_processor_count=count,
+        )
+
+    def __repr__(self) -> str:  # torch_npu's layout (sizes in MB), named as what it is
+        return (
+            f"SimulatedNpuProperties(name={self.name!r}, total_memory={self.total_memory // 1024**2}MB, "
+            f"cube_core_num={self.cube_core_num}, vector_core_num={self.vector_core_num}, uuid={self.uuid}, "
+            f"L2_cache_size={self.L2_cache_size // 1024**2}MB)"
+        )
+
+
+_soc: Soc = get_soc(DEFAULT_SOC)
+_properties: dict[str, SimulatedNpuProperties] = {}
+
+
+def use_soc(name: str) -> str:
+    """Make the simulated NPU report the Ascend SoC ``name`` (see ``soc.SOCS``; ValueError naming the valid ones);
+    returns the name of the SoC it reported before.
+
+    Select it before compiling: graphs already compiled keep the properties they were generated with. A switch
+    clears Inductor's cache of device properties (``DeviceProperties.create``) so the next graph sees the new SoC.
+    """
+    global _soc
+    chosen = get_soc(name)
+    with _lock:
+        previous, _soc = _soc, chosen
+    if previous is not chosen:
+        hints = sys.modules.get("torch._inductor.runtime.hints")
+        create = getattr(getattr(hints, "DeviceProperties", None), "create", None)
+        if create is not None and hasattr(create, "cache_clear"):
+            create.cache_clear()
+    return previous.name
+
+
+def current_soc() -> Soc:
+    """The Ascend SoC the simulated NPU reports."""
+    return _soc
+
+
+def _current_properties() -> SimulatedNpuProperties:
+    soc = _soc
+    found = _properties.get(soc.name)
+    if found is None:
+        found = _properties.setdefault(soc.name, SimulatedNpuProperties.of(soc))
+    return found
 
 
 class SimulatedNpu:
@@ -310,38 +399,204 @@ class device:
 
 def get_device_properties(device: Any = None) -> SimulatedNpuProperties:
     _device_index(device)
-    return _PROPERTIES
+    return _current_properties()
 
 
 def get_device_name(device: Any = None) -> str:
+    """The SoC name, as torch_npu's (torch_npu/npu/__init__.py get_device_name: aclrtGetSocName)."""
     return get_device_properties(device).name
 
 
-def get_device_capability(device: Any = None) -> tuple[int, int]:
-    props = get_device_properties(device)
-    return props.major, props.minor
+CAPABILITY_ENV = "TORCH_NPU_DEVICE_CAPABILITY"  # torch_npu's own variable, "major.minor"
+
+
+def get_device_capability(device: Any = None) -> tuple[int, int] | None:
+    """As torch_npu's (torch_npu/npu/__init__.py get_device_capability): an NPU has no CUDA compute capability, so
+    this is None unless $TORCH_NPU_DEVICE_CAPABILITY says "major.minor" (then that pair), with a warning either
+    way that the answer is for compatibility only."""
+    _device_index(device)
+    text = os.environ.get(CAPABILITY_ENV, "")
+    found = re.fullmatch(r"(\d+)\.(\d+)", text)
+    if not found:
+        why = f"{CAPABILITY_ENV}={text!r} is not 'major.minor'" if text else f"{CAPABILITY_ENV} is not set"
+        warnings.warn(
+            f"torch.npu.get_device_capability(): {why}, so there is none (None); an NPU has no CUDA capability "
+            "(simulated NPU, as torch_npu)",
+            stacklevel=2,
+        )
+        return None
+    return int(found.group(1)), int(found.group(2))
+
+
+def get_soc_version() -> int:
+    """torch_npu's number for the SoC (torch_npu/npu/_backends.py get_soc_version; NpuVariables.h SocVersion)."""
+    return _soc.soc_version
+
+
+# torch_npu/csrc/core/npu/NpuVariables.cpp IsBF16Supported: GetSocVersion() >= SocVersion::Ascend910B1.
+_BF16_FROM_SOC_VERSION = 220
 
 
 def is_bf16_supported(including_emulation: bool = False) -> bool:
-    return True
+    return _soc.soc_version >= _BF16_FROM_SOC_VERSION
 
 
 def get_amp_supported_dtype() -> list[torch.dtype]:
-    return [torch.float16, torch.bfloat16]
+    # torch_npu/npu/autocast_utils.py get_amp_supported_dtype
+    if is_bf16_supported():
+        return [torch.float16, torch.bfloat16, torch.float32]
+    return [torch.float16, torch.float32]
+
+
+# Memory. One host-memory allocator counts the live bytes of every simulated device together (device_ext.cpp), so
+# these answer for the process whichever device is asked; nothing is cached, so reserved memory is allocated memory.
+# The extension keeps one all-time peak: after reset_peak_memory_stats, a new peak is exact once it exceeds the
+# peak before the reset, and below that it is the highest value seen by these queries since the reset.
+_peak_reset: list[int] = []  # [all-time peak at the last reset, highest value observed since]
+
+
+def _live_and_peak() -> tuple[int, int]:
+    if _instance is None:
+        return 0, 0
+    live = int(_instance.extension.memory_allocated())
+    peak = int(_instance.extension.max_memory_allocated())
+    with _lock:
+        if _peak_reset:
+            _peak_reset[1] = max(_peak_reset[1], live)
+            if peak <= _peak_reset[0]:
+                peak = _peak_reset[1]
+    return live, peak
 
 
 def memory_allocated(device: Any = None) -> int:
     _device_index(device)
-    return int(_instance.extension.memory_allocated()) if _instance is not None else 0
+    return _live_and_peak()[0]
 
 
 def max_memory_allocated(device: Any = None) -> int:
     _device_index(device)
-    return int(_instance.extension.max_memory_allocated()) if _instance is not None else 0
+    return _live_and_peak()[1]
+
+
+def memory_reserved(device: Any = None) -> int:
+    return memory_allocated(device)
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    return max_memory_allocated(device)
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    _device_index(device)
+    live, _ = _live_and_peak()
+    all_time = int(_instance.extension.max_memory_allocated()) if _instance is not None else 0
+    with _lock:
+        _peak_reset[:] = [all_time, live]
+
+
+def reset_max_memory_allocated(device: Any = None) -> None:
+    # torch_npu/npu/memory.py: deprecated, resets every peak statistic
+    warnings.warn(
+        "torch.npu.reset_max_memory_allocated resets every peak memory statistic (reset_peak_memory_stats)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    reset_peak_memory_stats(device)
+
+
+def mem_get_info(device: Any = None) -> tuple[int, int]:
+    """(free, total) bytes: total is the SoC's memory, free what the simulated tensors leave of it."""
+    total = get_device_properties(device).total_memory
+    return max(total - memory_allocated(device), 0), total
+
+
+def memory_stats(device: Any = None) -> dict[str, int]:
+    """The byte counters of torch_npu's memory_stats (torch_npu/npu/memory.py: "allocated_bytes.all.current", ...),
+    flat and sorted like torch_npu's; per-pool, block and segment counts are not simulated."""
+    _device_index(device)
+    live, peak = _live_and_peak()
+    stats = {"num_alloc_retries": 0, "num_ooms": 0}
+    for kind in ("active_bytes", "allocated_bytes", "reserved_bytes"):
+        stats[f"{kind}.all.current"] = live
+        stats[f"{kind}.all.peak"] = peak
+    return dict(sorted(stats.items()))
 
 
 def empty_cache() -> None:
     """Nothing is cached: freed tensors return their memory at once."""
+
+
+# Options. torch_npu passes them to CANN (torch_npu._C._npu_setOption); the simulated NPU records them, so a run can
+# say what its script asked for, and they change nothing.
+_options: dict[str, str] = {}
+
+
+def simulated_options() -> dict[str, str]:
+    """The torch_npu options the script set (set_option, set_compile_mode, config, matmul, conv), last value each."""
+    with _lock:
+        return dict(_options)
+
+
+def set_option(option: Mapping[str, Any]) -> None:
+    """torch_npu/npu/npu_config.py set_option (a dict of CANN options; recorded, names not checked)."""
+    if not isinstance(option, Mapping):
+        raise TypeError(f"torch.npu.set_option: the option must be a dict, got {type(option).__name__}")
+    with _lock:
+        _options.update({str(key): str(value) for key, value in option.items()})
+
+
+def set_compile_mode(jit_compile: bool = False) -> None:
+    """torch_npu/npu/npu_config.py set_compile_mode: the "jitCompile" option."""
+    set_option({"jitCompile": "enable" if jit_compile else "disable"})
+
+
+class _Switches:
+    """An object whose attributes are torch_npu options (torch_npu/npu/npu_config.py _npuConfig, _allowHF32Matmul,
+    _allowHF32Conv): setting one records its option; reading answers from the record (or the value torch_npu reads
+    while unset), or raises AttributeError where torch_npu's attribute can only be set."""
+
+    _path: str
+    _switches: dict[str, tuple[str, bool | None]]
+
+    def __init__(self, path: str, options: Mapping[str, tuple[str, bool | None]]) -> None:
+        # attribute -> (option name, value while unset; None: torch_npu cannot read it)
+        object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_switches", dict(options))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        option = self._switches.get(name)
+        if option is None:
+            raise _not_simulated(f"{self._path}.{name}", name)
+        if not isinstance(value, bool):
+            raise TypeError(f"{self._path}.{name} must be a bool, got {type(value).__name__}")
+        set_option({option[0]: "enable" if value else "disable"})
+
+    def __getattr__(self, name: str) -> bool:
+        if (name.startswith("__") and name.endswith("__")) or name in ("_path", "_switches"):
+            raise AttributeError(name, name=name)
+        option = self._switches.get(name)
+        if option is None:
+            raise _not_simulated(f"{self._path}.{name}", name)
+        key, unset = option
+        if unset is None:  # torch_npu's config attributes can be set only
+            raise AttributeError(f"{self._path}.{name} can be set but not read (as in torch_npu)", name=name)
+        with _lock:
+            value = _options.get(key)
+        return unset if value is None else value == "enable"
+
+    def __repr__(self) -> str:
+        return f"<simulated {self._path}: {', '.join(self._switches)}>"
+
+
+config = _Switches(f"torch.{DEVICE}.config", {"allow_internal_format": ("ALLOW_INTERNAL_FORMAT", None)})
+matmul = _Switches(f"torch.{DEVICE}.matmul", {"allow_hf32": ("ALLOW_MATMUL_HF32", False)})
+conv = _Switches(f"torch.{DEVICE}.conv", {"allow_hf32": ("ALLOW_CONV_HF32", True)})
+
+
+def _not_simulated(name: str, attribute: str) -> AttributeError:
+    from npu_inductor_compat.tools.simulated import standin
+
+    return standin.not_simulated_attribute(name, attribute)
 
 
 def _get_current_raw_stream(device_index: int) -> int:
@@ -454,11 +709,20 @@ _DEVICE_API = (
     get_device_properties,
     get_device_name,
     get_device_capability,
+    get_soc_version,
     is_bf16_supported,
     get_amp_supported_dtype,
     memory_allocated,
     max_memory_allocated,
+    memory_reserved,
+    max_memory_reserved,
+    reset_peak_memory_stats,
+    reset_max_memory_allocated,
+    mem_get_info,
+    memory_stats,
     empty_cache,
+    set_option,
+    set_compile_mode,
     _get_current_raw_stream,
     manual_seed,
     manual_seed_all,
@@ -479,12 +743,25 @@ _DEVICE_API = (
 )
 
 
+def _missing_from_device_module(name: str) -> Any:
+    """``torch.npu.<name>`` for a name the simulated NPU does not have: standin.NotSimulated (an AttributeError, so
+    hasattr and getattr with a default still answer), naming it."""
+    if name.startswith("__") and name.endswith("__"):
+        raise AttributeError(f"module 'torch.{DEVICE}' has no attribute {name!r}", name=name)
+    raise _not_simulated(f"torch.{DEVICE}.{name}", name)
+
+
 def _device_module(instance: SimulatedNpu) -> types.ModuleType:
     """The ``torch.npu`` module: this file's device API under torch's name for it."""
     module = types.ModuleType(f"torch.{DEVICE}", "Simulated NPU device module (npu_inductor_compat).")
     for item in _DEVICE_API:
         setattr(module, item.__name__, item)
+    for name, value in (("config", config), ("matmul", matmul), ("conv", conv)):
+        setattr(module, name, value)
     module.SimulatedNpuProperties = SimulatedNpuProperties  # type: ignore[attr-defined]
+    module.__getattr__ = _missing_from_device_module  # type: ignore[method-assign]
+    # A package with no location: ``import torch_npu.npu.<name>`` reaches the stand-in's finder (standin.py)
+    module.__path__ = []
     setattr(module, _MARK, True)
     module._simulated_npu = instance  # type: ignore[attr-defined]
     return module
@@ -499,7 +776,7 @@ def _make_interface() -> type:
     from torch._dynamo import device_interface as di
 
     class SimulatedNpuInterface(di.DeviceInterface):  # type: ignore[misc]
-        """Dynamo/Inductor's runtime view of the simulated "npu" device (A100-like properties, one stream)."""
+        """Dynamo/Inductor's runtime view of the simulated "npu" device (the selected Ascend SoC, one stream)."""
 
         device = globals()["device"]
         Event = globals()["Event"]
@@ -535,10 +812,20 @@ def _make_interface() -> type:
         memory_allocated = staticmethod(memory_allocated)
 
         @staticmethod
-        def get_compute_capability(device: Any = None) -> int:
-            # CUDA's integer form (major * 10 + minor): Inductor stores it as DeviceProperties.cc (an int).
-            props = get_device_properties(device)
-            return props.major * 10 + props.minor
+        def get_compute_capability(device: Any = None) -> str:
+            # torch_npu/utils/_dynamo_device.py NpuInterface.get_compute_capability: "only return the chip model",
+            # i.e. the SoC name; Inductor stores it as DeviceProperties.cc (torch's XPU interface does the same).
+            return get_device_name(device)
+
+        @classmethod
+        def get_multi_processor_count(cls, device: Any = None) -> int:  # asked from torch 2.15 on
+            # torch_npu/utils/_dynamo_device.py (2.14): get_multi_processor_count is the vector core count
+            return int(get_device_properties(device).vector_core_num)
+
+        @classmethod
+        def get_cache_system_info(cls) -> dict[str, object] | None:  # asked from torch 2.15 on
+            # torch_npu/utils/_dynamo_device.py (2.14) keys the code cache by the device name (and CANN version)
+            return {"name": current_soc().name, "simulated": True}
 
         @staticmethod
         def is_triton_capable(device: Any = None) -> bool:  # asked from torch 2.9 on
