@@ -50,12 +50,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _codegen(argv[1:])
     if argv[:1] == ["fixes"]:
         return _fixes(argv[1:])
+    if argv[:1] == ["diff"]:
+        return _tool("npu_inductor_compat.tools.simulated.diff", "diff_main", argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m npu_inductor_compat",
         description="Activate for the installed torch and report what was chosen and applied.",
         epilog="Subcommands: 'fixes [--json]' lists the fix records and their status; 'codegen SCRIPT.py [...]' "
-        "shows what Inductor generates for NPU, without an NPU.",
+        "shows what Inductor generates for NPU, without an NPU; 'diff DIR_A DIR_B' compares two codegen outputs "
+        "(e.g. one per torch line).",
     )
+    parser.add_argument("--version", action="version", version=_version_text())
     parser.add_argument("--json", action="store_true", help="print status() as JSON")
     parser.add_argument("--backend", default=None, help="NPU backend to activate (triton, mlir, dvm, ascendc)")
     args = parser.parse_args(argv)
@@ -106,11 +110,27 @@ def _codegen(argv: list[str]) -> int:
     except (UnsupportedTorchVersion, ValueError) as err:
         print(f"npu_inductor_compat codegen: {err}", file=sys.stderr)
         return 1
+    return _tool("npu_inductor_compat.tools.simulated.cli", "codegen_main", argv)
+
+
+def _tool(module: str, function: str, argv: list[str]) -> int:
+    """Tools (the simulated NPU, the codegen diff) are loaded only when asked for: the runtime never imports them."""
     import importlib
 
-    cli = importlib.import_module("npu_inductor_compat.tools.simulated.cli")
-    result: int = cli.codegen_main(argv)
+    result: int = getattr(importlib.import_module(module), function)(argv)
     return result
+
+
+def _version_text() -> str:
+    """This package's version and the torch line it dispatches to (without activating anything)."""
+    from npu_inductor_compat import __version__
+
+    try:
+        module = resolve()[1]
+        line = f"torch line {module.LINE}"
+    except (UnsupportedTorchVersion, ValueError) as err:
+        line = f"no torch line: {err}"
+    return f"npu-inductor-compat {__version__} ({line})"
 
 
 if __name__ == "__main__":

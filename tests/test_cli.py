@@ -72,3 +72,28 @@ def test_torch_logs_shows_the_decisions(run_python: Any) -> None:
         assert ("npu_inductor_compat: applied npu-backend-option ->" in done.stderr) is debug_seen
     quiet = run_python(code)
     assert "npu_inductor_compat: npu-backend-option applied" not in quiet.stderr
+
+
+def test_version_names_the_package_and_the_torch_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--version"])
+    assert caught.value.code == 0
+    out = capsys.readouterr().out
+    assert (
+        out
+        == f"npu-inductor-compat {npu_inductor_compat.__version__} (torch line {npu_inductor_compat.torch_line()})\n"
+    )
+
+
+@pytest.mark.slow
+def test_the_console_script_is_installed_and_is_the_same_command() -> None:
+    """The README documents `npu-inductor-compat` as the same command as `python -m npu_inductor_compat`."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).with_name("npu-inductor-compat")
+    assert script.is_file(), f"no console script beside {sys.executable}: is the package installed?"
+    done = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(f"npu-inductor-compat {npu_inductor_compat.__version__} (torch line v")

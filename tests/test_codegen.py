@@ -7,7 +7,9 @@ error, exit 1), so exit 0 also proves the results are right.
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -40,20 +42,51 @@ def test_pointwise_gets_triton_kernels_and_a_python_wrapper_for_npu(pointwise: A
     tmp, done, summary = pointwise
     assert done.returncode == 0, done.stderr[-3000:]
     assert "match eager CPU" in done.stdout
-    assert [(g["kind"], g["wrapper"], g["error"]) for g in summary["graphs"]] == [
-        ("forward", "python", None),
-        ("backward", "python", None),
+    assert [(g["kind"], g["device"], g["status"], g["wrapper"], g["error"]) for g in summary["graphs"]] == [
+        ("forward", "npu", "ok", "python", None),
+        ("backward", "npu", "ok", "python", None),
     ]
     assert summary["backend"] == "triton" and summary["script_error"] is None
     for graph in summary["graphs"]:
         folder = tmp / "out" / f"graph_{graph['index']}"
+        assert graph["files"]["wrapper"] == f"graph_{graph['index']}/wrapper.py"
         wrapper = (folder / "wrapper.py").read_text()
         assert graph["kernels"] and all(name.startswith("triton_") for name in graph["kernels"])
         for name in graph["kernels"]:
-            kernel = (folder / "kernels" / f"{name}.py").read_text()
-            assert "@triton.jit" in kernel and "device_str='npu'" in kernel
+            fragment = (folder / "kernels" / f"{name}.fragment.py").read_text()
+            assert "async_compile.triton(" in fragment and "device_str='npu'" in fragment
+            source = (folder / "kernels" / f"{name}.py").read_text()
+            # runnable Triton source: a module (not a fragment) defining the jitted kernel under its own name
+            tree = ast.parse(source)
+            (kernel,) = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name]
+            assert any("triton.jit" in ast.unparse(decorator) for decorator in kernel.decorator_list)
+            assert "async_compile" not in source
+            assert graph["files"]["kernels"][name] == {
+                "defined_with": "triton",
+                "source": f"graph_{graph['index']}/kernels/{name}.py",
+                "fragment": f"graph_{graph['index']}/kernels/{name}.fragment.py",
+            }
         assert "from torch.npu import _get_current_raw_stream as get_raw_stream" in wrapper
         assert "device='npu'" in wrapper or "device(type='npu'" in wrapper
+
+
+def test_the_summary_links_each_backward_to_its_forward_and_indexes_every_file(pointwise: Any) -> None:
+    tmp, _, summary = pointwise
+    forward, backward = summary["graphs"]
+    assert forward["compile_id"] and backward["compile_id"] == forward["compile_id"]
+    assert (forward["forward"], backward["forward"]) == (None, forward["index"])
+    assert forward["dynamic"] is False and summary["dynamic"] is False
+    manifest = json.loads((tmp / "out" / "codegen_manifest.json").read_text())
+    assert manifest["files"] == summary["files"]
+    written = {str(path.relative_to(tmp / "out")) for path in (tmp / "out").rglob("*") if path.is_file()}
+    assert written == {*summary["files"], "codegen_manifest.json"}
+
+
+def test_progress_lines_name_each_graph_on_stderr(pointwise: Any) -> None:
+    _, done, summary = pointwise
+    forward, backward = summary["graphs"]
+    assert f"graph 0: forward on npu: python wrapper, {len(forward['kernels'])} kernel" in done.stderr
+    assert f"graph 1: backward of graph 0 on npu: python wrapper, {len(backward['kernels'])} kernel" in done.stderr
 
 
 def test_device_extension_reports_its_build_or_reuse_time(pointwise: Any) -> None:
@@ -71,6 +104,9 @@ def test_cpp_wrapper_is_generated_for_both_graphs(tmp_path: Path) -> None:
     ]
     source = (tmp_path / "out" / "graph_0" / "wrapper.cpp").read_text()
     assert 'Generated for device "npu"' in source and summary["graphs"][0]["kernels"][0] in source
+    # plain C++, and the Python module Inductor wraps it in beside it
+    assert source.lstrip().startswith(("#include", "//")) and "cpp_wrapper_src" not in source
+    assert "cpp_wrapper_src" in (tmp_path / "out" / "graph_0" / "wrapper_module.py").read_text()
     # buffers are allocated on the npu device (2.15's device_to_aten would answer CUDA's type without our record)
     assert "cached_torch_device_type_privateuse1" in source and "cached_torch_device_type_cuda" not in source
 
@@ -103,7 +139,7 @@ def test_kernel_metadata_reaches_the_npu_launch_and_the_cpp_compiles_against_the
     cpp_graphs = [graph for graph in summary["graphs"] if graph["wrapper"] == "cpp"]
     assert cpp_graphs and all(graph["header_check"] == "ok" for graph in cpp_graphs)
     for graph in cpp_graphs:
-        source = (tmp_path / "out" / f"graph_{graph['index']}" / "wrapper_source.cpp").read_text()
+        source = (tmp_path / "out" / f"graph_{graph['index']}" / "wrapper.cpp").read_text()
         launches = source.count("aclrtLaunchKernelWithHostArgs(")
         assert launches >= len(graph["kernels"]) > 0
         assert source.count("npu_inductor_compat_rt::Scratch npu_scratch_(npu_workspace_bytes_, ") == launches
@@ -193,3 +229,159 @@ def test_usage_errors_exit_2_with_a_clear_message(
         main(["codegen", *(arg.format(script=script) for arg in args)])
     assert caught.value.code == 2
     assert message in capsys.readouterr().err
+
+
+ASCEND_STYLE = """
+import sys
+
+import torch
+import torch_npu  # left in, as every Ascend script has it
+
+assert torch.npu.is_available() and torch.npu.device_count() >= 1
+torch.npu.set_device(0)
+torch.npu.manual_seed(int(sys.argv[sys.argv.index("--seed") + 1]))
+print("argv:", sys.argv[1:])
+
+
+def scale(x):
+    return (x * 2).sum(-1)
+
+
+dynamic = torch.compile(lambda x: torch.relu(x) + 1, dynamic=True)  # dynamic by the script, not by --dynamic
+static = torch.compile(scale)
+for rows in (4, 6):
+    dynamic(torch.randn(rows, 8).to("npu"))
+    static(torch.randn(rows, 8).to("npu"))  # the second size recompiles the frame (static shapes)
+torch.compile(lambda x: x.cos())(torch.randn(3))  # a CPU graph: shown, but it is not npu
+torch.npu.synchronize()
+"""
+
+
+@pytest.fixture(scope="module")
+def ascend_style(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    tmp = tmp_path_factory.mktemp("ascend_style")
+    script = tmp / "ascend_style.py"
+    script.write_text(ASCEND_STYLE)
+    return (tmp, *codegen(tmp, "--", "--seed", "7", "--epochs", "1", script=script))
+
+
+def test_arguments_after_a_double_dash_reach_the_script(ascend_style: Any) -> None:
+    _, done, summary = ascend_style
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "argv: ['--seed', '7', '--epochs', '1']" in done.stdout
+    assert summary["argv"] == ["--seed", "7", "--epochs", "1"]
+
+
+def test_dynamic_is_read_from_the_graphs_and_recompiles_say_why(ascend_style: Any) -> None:
+    _, _, summary = ascend_style
+    npu = [graph for graph in summary["graphs"] if graph["device"] == "npu"]
+    assert summary["dynamic_flag"] is False and summary["dynamic"] is True
+    assert any(graph["dynamic"] for graph in npu)
+    recompiled = [graph for graph in npu if graph["recompile_reasons"]]
+    assert recompiled, [graph["compile_id"] for graph in npu]
+    assert any("size" in reason for graph in recompiled for reason in graph["recompile_reasons"])
+    compile_ids = [graph["compile_id"] for graph in summary["graphs"]]
+    assert len(set(compile_ids)) == len(compile_ids) and None not in compile_ids
+
+
+def test_a_graph_without_npu_tensors_is_listed_as_not_npu(ascend_style: Any) -> None:
+    _, done, summary = ascend_style
+    (cpu,) = [graph for graph in summary["graphs"] if graph["device"] != "npu"]
+    assert (cpu["device"], cpu["status"], cpu["error"]) == ("cpu", "not npu", None)
+    assert "on cpu: not npu" in done.stderr
+    assert summary["torch_npu_standin"]["imported"] is True
+
+
+def test_a_script_whose_graphs_never_touch_npu_exits_1(tmp_path: Path) -> None:
+    script = tmp_path / "cpu_only.py"
+    script.write_text("import torch\nprint(torch.compile(lambda x: x.sin() * 2)(torch.ones(4)))\n")
+    done, summary = codegen(tmp_path, script=script)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert [(graph["device"], graph["status"]) for graph in summary["graphs"]] == [("cpu", "not npu")]
+    assert "nothing ran on npu: 1 graph(s) compiled, on cpu" in done.stderr
+
+
+def test_without_fix_of_a_fix_this_torch_does_not_need_says_so_in_one_line(tmp_path: Path) -> None:
+    import npu_inductor_compat
+
+    needed_elsewhere = {"v2_7_1": "flex-decoding-split-from-device"}
+    fix_id = needed_elsewhere.get(npu_inductor_compat.torch_line(), "flex-backward-symbolic-grid")
+    script = tmp_path / "tiny.py"
+    script.write_text("import torch\ntorch.compile(lambda x: x + 1)(torch.ones(4).to('npu'))\n")
+    done, _ = codegen(tmp_path, "--without-fix", fix_id, script=script)
+    assert done.returncode == 0, done.stderr[-3000:]
+    notes = [line for line in done.stderr.splitlines() if line.startswith(f"--without-fix {fix_id}: ")]
+    assert len(notes) == 1 and "disabling it changes nothing here" in notes[0], done.stderr
+
+
+TWO_GRAPHS = (
+    "import torch\nx = torch.ones(4, requires_grad=True).to('npu')\ntorch.compile(torch.sin)(x).sum().backward()\n"
+)
+ONE_GRAPH = "import torch\ntorch.compile(torch.cos)(torch.ones(4).to('npu'))\n"
+
+
+def test_a_rerun_replaces_only_what_codegen_wrote_and_keeps_the_users_files(tmp_path: Path) -> None:
+    script = tmp_path / "graphs.py"
+    script.write_text(TWO_GRAPHS)
+    done, first = codegen(tmp_path, "--quiet", script=script)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == "" and "graph 0:" not in done.stderr  # --quiet: no table, no progress
+    out = tmp_path / "out"
+    assert len(first["graphs"]) == 2 and (out / "graph_1").is_dir()
+    (out / "results.csv").write_text("mine\n")
+    (out / "graph_1" / "notes.txt").write_text("mine too\n")
+    script.write_text(ONE_GRAPH)
+    done, second = codegen(tmp_path, script=script)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(second["graphs"]) == 1
+    assert (out / "results.csv").read_text() == "mine\n"
+    assert sorted(path.name for path in (out / "graph_1").rglob("*")) == ["notes.txt"]  # ours gone, theirs kept
+    assert all(not (out / name).exists() for name in set(first["files"]) - set(second["files"]))
+    assert all((out / name).is_file() for name in second["files"])
+
+
+def test_a_foreign_directory_is_refused_before_the_script_runs_unless_forced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from npu_inductor_compat.__main__ import main
+
+    script = tmp_path / "marker.py"
+    script.write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\n")
+    out = tmp_path / "theirs"
+    out.mkdir()
+    (out / "results.csv").write_text("precious\n")
+    with pytest.raises(SystemExit) as caught:
+        main(["codegen", str(script), "--out", str(out)])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--out {out}: it is not empty and has no codegen_manifest.json" in err and "--force" in err
+    assert not (tmp_path / "ran").exists() and (out / "results.csv").read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("where", ["file", "unwritable", "foreign-manifest"])
+def test_a_bad_out_is_a_usage_error_naming_it(where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from npu_inductor_compat.__main__ import main
+
+    out = tmp_path / "out"
+    expected = {
+        "file": "exists and is not a directory",
+        "unwritable": "cannot write there",
+        "foreign-manifest": "its codegen_manifest.json is not one this command writes",
+    }[where]
+    if where == "file":
+        out.write_text("x")
+    elif where == "unwritable":
+        if os.geteuid() == 0:
+            out = Path("/proc/npu_codegen_out")  # even root cannot create a directory in /proc
+        else:
+            tmp_path.chmod(0o500)
+    else:
+        out.mkdir()
+        (out / "codegen_manifest.json").write_text('{"tool": "something else", "files": []}')
+    try:
+        with pytest.raises(SystemExit) as caught:
+            main(["codegen", str(EXAMPLES / "pointwise_reduction.py"), "--out", str(out)])
+    finally:
+        tmp_path.chmod(0o700)
+    assert caught.value.code == 2
+    assert f"--out {out}: {expected}" in capsys.readouterr().err

@@ -36,6 +36,10 @@ def test_the_corpus_table_is_true_for_this_torch_line() -> None:
         pytest.skip(f"triton-ascend unavailable: {results['scripts'][0].get('error')}")
     assert corpus.row(results) == table[version], "run `nox -s kernels` and `nox -s kernels_table`"
     assert len(results["scripts"]) == 5
+    # real Ascend scripts, unchanged: each imports torch_npu (the stand-in answers it) and the run exits 0
+    assert [(entry["script"], entry["exit"], entry["imported_torch_npu"]) for entry in results["scripts"]] == [
+        (entry["script"], 0, True) for entry in results["scripts"]
+    ]
 
 
 def test_the_table_renders_rejections_with_the_compilers_line() -> None:

@@ -763,6 +763,24 @@ def cached_wheel(spec: str, cache: Path) -> Path | None:
     return max(found, key=lambda path: Version(_wheel_version(path)), default=None)
 
 
+def published_size(version: str, timeout: float = 10) -> int | None:
+    """Bytes of the torch_npu ``version`` wheel pip would download (PyPI's JSON API, the platform in WHEEL_PLATFORM),
+    or None when PyPI cannot be asked: only used to announce a download."""
+    import urllib.request
+
+    python_tag = "cp" + WHEEL_PLATFORM[1].replace(".", "")
+    try:
+        with urllib.request.urlopen(f"https://pypi.org/pypi/torch-npu/{version}/json", timeout=timeout) as answer:
+            files = json.load(answer).get("urls", [])
+    except (OSError, ValueError):
+        return None
+    for item in files:
+        name = str(item.get("filename", ""))
+        if f"-{python_tag}-" in name and "x86_64" in name and isinstance(item.get("size"), int):
+            return int(item["size"])
+    return None
+
+
 def _pip() -> list[str]:
     # Asked of the distribution metadata: importlib.util.find_spec("pip") would run setuptools' distutils hack,
     # which then breaks any later `import setuptools` (torch.utils.cpp_extension) in this process when pip is absent.

@@ -1,6 +1,7 @@
 """layer_norm, softmax, argmax and cumsum on the NPU (corpus)."""
 
 import torch
+import torch_npu  # noqa: F401  (as on Ascend; codegen answers it with its stand-in)
 
 
 def ops(x, weight, bias):

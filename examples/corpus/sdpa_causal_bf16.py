@@ -2,7 +2,9 @@
 
 import torch
 import torch.nn.functional as F
+import torch_npu  # noqa: F401  (as on Ascend; codegen answers it with its stand-in)
 
+assert torch.npu.is_available() and torch.npu.is_bf16_supported()
 torch.manual_seed(0)
 q, k, v = (torch.randn(2, 4, 32, 16, dtype=torch.bfloat16) for _ in range(3))
 

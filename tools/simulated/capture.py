@@ -7,12 +7,14 @@ The capture hooks are journal records too (their own journal, undone when the ca
 
 from __future__ import annotations
 
+import ast
 import threading
+import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from npu_inductor_compat.patching import Change, Journal, Patch, wraps_original
 
@@ -25,7 +27,7 @@ KERNEL_DEFINERS = (
 
 @dataclass
 class GraphRecord:
-    """What Inductor generated for one graph (or how it failed)."""
+    """What Inductor generated for one graph (or how it failed), and what the graph was, read from Inductor itself."""
 
     index: int
     kind: str  # "forward", "backward" or "inference"
@@ -33,20 +35,46 @@ class GraphRecord:
     kernels: dict[str, str] = field(default_factory=dict)  # name -> source, in definition order
     wrapper_source: str | None = None
     error: dict[str, str] | None = None
+    compile_id: str | None = None  # Dynamo's "frame/attempt" id; a lazily compiled backward keeps its forward's
+    devices: tuple[str, ...] = ()  # the device types of the graph's tensors (GraphLowering.device_types)
+    dynamic: bool = False  # a graph input has a symbolic size or stride (or is a symbolic scalar)
+    recompile_reasons: list[str] = field(default_factory=list)  # why Dynamo recompiled the frame for this graph
+    forward: int | None = None  # for a backward graph: the index of the forward graph it belongs to
+    started: float = field(default_factory=time.perf_counter)
+    seconds: float = 0.0
+
+    @property
+    def device(self) -> str:
+        return "+".join(self.devices) if self.devices else "none"
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "error"
+        return "ok" if "npu" in self.devices else "not npu"
 
     def summary(self) -> dict[str, Any]:
         return {
             "index": self.index,
+            "compile_id": self.compile_id,
             "kind": self.kind,
+            "forward": self.forward,
+            "device": self.device,
+            "status": self.status,
             "wrapper": self.wrapper,
+            "dynamic": self.dynamic,
+            "recompile_reasons": list(self.recompile_reasons),
+            "seconds": round(self.seconds, 2),
             "kernels": list(self.kernels),
-            "error": self.error,
+            "error": None if self.error is None else {key: self.error[key] for key in ("type", "message")},
         }
 
 
 @dataclass
 class Capture:
     graphs: list[GraphRecord] = field(default_factory=list)
+    on_graph: Callable[[GraphRecord], None] | None = None  # called once per kept graph (progress lines)
+    pending_recompile_reasons: list[str] = field(default_factory=list)  # for the next graph Dynamo compiles
     lock: threading.Lock = field(default_factory=threading.Lock)
     current: dict[int, GraphRecord] = field(default_factory=dict)  # id(GraphLowering) -> its record
     # id(GraphModule) -> a copy taken before Inductor's post-grad passes, which rewrite the graph for lowering only
@@ -63,6 +91,55 @@ def _graph_kind(graph: Any) -> str:
     if getattr(graph, "is_inference", False):
         return "inference"
     return "forward"
+
+
+class KernelDefinition(NamedTuple):
+    method: str | None  # the async_compile method the wrapper defines the kernel with: "triton", "cpp_pybinding", ...
+    source: str | None  # the kernel's own source (for "triton": a module with the @triton.jit function), if literal
+
+
+def kernel_definition(fragment: str) -> KernelDefinition:
+    """Read a kernel as the wrapper defines it, ``name = async_compile.triton('name', '''source''', ...)``: which
+    method, and the source it passes (for Triton, a complete module: imports, the autotuning decorator, the kernel)."""
+    try:
+        tree = ast.parse(fragment)
+    except SyntaxError:
+        return KernelDefinition(None, None)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "async_compile"
+        ):
+            texts = [arg.value for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
+            return KernelDefinition(node.func.attr, texts[1] if len(texts) >= 2 else None)
+    return KernelDefinition(None, None)
+
+
+def _compile_id() -> str | None:
+    from torch._guards import CompileContext
+
+    compile_id = CompileContext.current_compile_id()
+    return None if compile_id is None else str(compile_id)
+
+
+def _device_types(graph: Any) -> tuple[str, ...]:
+    return tuple(sorted(str(kind) for kind in getattr(graph, "device_types", ())))
+
+
+def _is_dynamic(graph: Any) -> bool:
+    """Whether the graph Inductor lowered has a symbolic input: a size or stride of an input tensor, or a scalar."""
+    for value in getattr(graph, "graph_inputs", {}).values():
+        parts: list[Any] = [value]
+        if hasattr(value, "get_size"):
+            try:
+                parts = [*value.get_size(), *value.get_stride()]
+            except (AttributeError, NotImplementedError, TypeError):
+                parts = list(value.get_size())
+        if any(getattr(part, "free_symbols", None) for part in parts):
+            return True
+    return False
 
 
 def _source_text(generated: Any) -> str:
@@ -96,12 +173,20 @@ def _lowering_capturing(capture: Capture) -> Any:
         def run(self: Any, *args: Any) -> Any:
             if capture.current:  # a subgraph lowered inside a graph that is already being captured
                 return original(self, *args)
-            record = GraphRecord(index=-1, kind=_graph_kind(self), wrapper="cpp" if self.cpp_wrapper else "python")
+            record = GraphRecord(
+                index=-1,
+                kind=_graph_kind(self),
+                wrapper="cpp" if self.cpp_wrapper else "python",
+                compile_id=_compile_id(),
+            )
+            with capture.lock:
+                record.recompile_reasons, capture.pending_recompile_reasons = capture.pending_recompile_reasons, []
             capture.current[id(self)] = record
             try:
                 return original(self, *args)
             except Exception as err:
                 record.error = _error(err)
+                record.devices = _device_types(self)
                 del capture.current[id(self)]
                 _keep(capture, record)
                 raise
@@ -129,6 +214,8 @@ def _compile_to_module_capturing(capture: Capture) -> Any:
                 record.error = _error(err)
                 raise
             finally:
+                record.devices = _device_types(self)
+                record.dynamic = _is_dynamic(self)
                 capture.current.pop(id(self), None)
                 _keep(capture, record)
             return _EagerModule(capture.before_passes.pop(id(self.module), self.module))
@@ -147,7 +234,20 @@ def _keep(capture: Capture, record: GraphRecord) -> None:
         ):
             return
         record.index = len(capture.graphs)
+        record.seconds = time.perf_counter() - record.started
+        if record.kind == "backward" and record.compile_id is not None:
+            # AOTAutograd compiles a backward (often lazily, at the first .backward()) under its forward's compile id
+            record.forward = next(
+                (
+                    old.index
+                    for old in reversed(capture.graphs)
+                    if old.kind == "forward" and old.compile_id == record.compile_id
+                ),
+                None,
+            )
         capture.graphs.append(record)
+    if capture.on_graph is not None:
+        capture.on_graph(record)
 
 
 def _recording_define_kernel(capture: Capture) -> Any:
@@ -187,8 +287,37 @@ def _keeping_the_graph_before_passes(capture: Capture) -> Any:
     return replacement
 
 
+def _recording_recompile_reasons(capture: Capture) -> Any:
+    def replacement(original: Any) -> Any:
+        @wraps_original(original)
+        def get_and_maybe_log_recompilation_reasons(*args: Any, **kwargs: Any) -> Any:
+            reasons = original(*args, **kwargs)
+            if reasons:
+                with capture.lock:
+                    capture.pending_recompile_reasons = [str(reason) for reason in reasons]
+            return reasons
+
+        return get_and_maybe_log_recompilation_reasons
+
+    return replacement
+
+
 def capture_records(capture: Capture) -> list[Patch]:
     return [
+        Patch(
+            id="capture-recompile-reasons",
+            layer="capture",
+            why="say in each graph's summary why Dynamo recompiled its frame (the guard failures it logs)",
+            upstream="torch._dynamo.guards.get_and_maybe_log_recompilation_reasons, as convert_frame imports it",
+            remove_when="never: this is the codegen command's capture",
+            changes=(
+                Change(
+                    "torch._dynamo.convert_frame:get_and_maybe_log_recompilation_reasons",
+                    _recording_recompile_reasons(capture),
+                    optional=True,
+                ),
+            ),
+        ),
         Patch(
             id="capture-graph-before-passes",
             layer="capture",
@@ -234,7 +363,7 @@ def capture_records(capture: Capture) -> list[Patch]:
 
 
 @contextmanager
-def capturing() -> Iterator[Capture]:
+def capturing(on_graph: Callable[[GraphRecord], None] | None = None) -> Iterator[Capture]:
     """Inside: every Inductor graph is captured (codegen only) and runs eagerly. Undone on exit.
 
     Inductor's caches are off inside: a cached graph would skip codegen, and a cached stub breaks later runs
@@ -242,7 +371,7 @@ def capturing() -> Iterator[Capture]:
     """
     import torch._inductor.config as inductor_config
 
-    capture = Capture()
+    capture = Capture(on_graph=on_graph)
     journal = Journal()
     journal.apply(capture_records(capture))
     try:

@@ -1,20 +1,29 @@
-"""`python -m npu_inductor_compat codegen SCRIPT.py`: what Inductor generates for device "npu", without an NPU.
+"""`python -m npu_inductor_compat codegen SCRIPT.py [options] [-- ARGS...]`: what Inductor generates for device
+"npu", without an NPU.
 
-Sets the simulated NPU up, activates this package for it (the normal activation path), runs SCRIPT unchanged with
-every Inductor graph captured codegen-only, and writes the wrappers and kernels to --out.
-Exit codes: 0 every graph generated; 1 a graph failed or the script raised; 2 usage errors.
+Sets the simulated NPU up (an Ascend SoC's properties, ``--soc``), activates this package for it (the normal
+activation path), runs SCRIPT unchanged (``import torch_npu`` included: a stand-in answers it for the run) with
+every Inductor graph captured codegen-only, and writes the wrappers and kernels to --out, with a manifest of what it
+wrote: a later run replaces only those files.
+Exit codes: 0 every graph generated and at least one ran on npu; 1 a graph failed, the script raised, or nothing ran
+on npu; 2 usage errors (found before the script runs).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import logging
 import runpy
-import shutil
 import sys
+import tempfile
 import traceback
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +39,34 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="python -m npu_inductor_compat codegen",
+        usage="%(prog)s SCRIPT [options] [-- ARGS...]",
         description="Run SCRIPT with torch.compile's Inductor generating code for a simulated NPU (nothing runs on "
-        "a device); write each graph's wrapper and kernels, and summary.json.",
+        "a device); write each graph's wrapper and kernels, and summary.json. ARGS after -- become the script's "
+        "sys.argv[1:]. `import torch_npu` and torch.npu.* work in the script (a stand-in, for this run only).",
     )
     parser.add_argument("script", help="a Python script that makes 'npu' tensors and calls torch.compile")
-    parser.add_argument("--out", default="npu_codegen", help="output directory (default: %(default)s)")
+    parser.add_argument(
+        "--out",
+        default="npu_codegen",
+        help="output directory (default: %(default)s); a directory holding other files is refused unless --force",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a non-empty --out this command did not write (nothing in it is deleted; files of the same "
+        "name are overwritten)",
+    )
+    from npu_inductor_compat.tools.simulated.soc import DEFAULT_SOC, SOCS
+
+    parser.add_argument(
+        "--soc",
+        default=None,
+        metavar="NAME",
+        help=f"the Ascend SoC the simulated NPU reports (default {DEFAULT_SOC}; one of {', '.join(SOCS)})",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress lines and no table (errors still go to stderr)"
+    )
     parser.add_argument("--cpp-wrapper", action="store_true", help="generate the C++ wrapper (cpp_wrapper=True)")
     parser.add_argument("--dynamic", action="store_true", help="compile with dynamic shapes from the first call")
     parser.add_argument("--backend", default=None, help="NPU backend: triton (default), mlir, dvm, ascendc")
@@ -110,11 +142,143 @@ def parse_kernel_metadata(text: str) -> dict[str, Any]:
     return fields
 
 
+MANIFEST = "codegen_manifest.json"
+MANIFEST_TOOL = "npu-inductor-compat codegen"
+SUMMARY = "summary.json"
+
+
+class UsageError(Exception):
+    """A bad command line or --out, found before the script runs (exit 2)."""
+
+
+@dataclass
+class Output:
+    """The --out directory: validated before the script runs; every file written is recorded in the manifest, and a
+    later run deletes only the files its predecessor's manifest lists."""
+
+    root: Path
+    previous: list[str]  # files an earlier codegen run wrote here (from its manifest)
+    written: list[str] = field(default_factory=list)
+
+    def write(self, relative: str, text: str) -> str:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        if relative not in self.written:
+            self.written.append(relative)
+        return relative
+
+    def remove_previous(self) -> None:
+        for relative in self.previous:
+            path = self.root / relative
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
+        # folders the previous run created and left empty (graph_<n>/kernels, graph_<n>)
+        folders = {parent for relative in self.previous for parent in (self.root / relative).parents}
+        for folder in sorted(folders, key=lambda path: len(path.parts), reverse=True):
+            if folder != self.root and self.root in folder.parents and folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+
+    def write_manifest(self) -> None:
+        manifest = {"tool": MANIFEST_TOOL, "version": 1, "files": sorted(self.written)}
+        (self.root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def prepare_output(out: Path, force: bool) -> Output:
+    """Check --out before anything runs: a directory this command may write (created if missing), either empty, or
+    written by an earlier codegen run (its manifest), or --force. Raises UsageError saying what is wrong."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    previous: list[str] = []
+    if out.is_dir() and any(out.iterdir()):
+        manifest = out / MANIFEST
+        problem = None
+        if manifest.is_file():
+            try:
+                previous = _read_manifest(manifest, out)
+            except ValueError as err:
+                problem = f"its {MANIFEST} is not one this command writes ({err})"
+        else:
+            problem = f"it is not empty and has no {MANIFEST}, so this command did not write it"
+        if problem is not None:
+            if not force:
+                raise UsageError(
+                    f"--out {out}: {problem}; choose another directory, or add --force to write into it (nothing in "
+                    "it is deleted; files with the names codegen writes are overwritten)"
+                )
+            previous = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".codegen_probe_"):
+            pass
+    except OSError as err:
+        raise UsageError(f"--out {out}: cannot write there ({err.strerror or err})") from None
+    return Output(out, previous)
+
+
+def _read_manifest(manifest: Path, out: Path) -> list[str]:
+    try:
+        data = json.loads(manifest.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"unreadable: {err}") from None
+    if not isinstance(data, dict) or data.get("tool") != MANIFEST_TOOL or not isinstance(data.get("files"), list):
+        raise ValueError(f"expected tool {MANIFEST_TOOL!r} and a files list")
+    files = []
+    for item in data["files"]:
+        inside = isinstance(item, str) and not Path(item).is_absolute() and ".." not in Path(item).parts
+        if not inside:
+            raise ValueError(f"{item!r} is not a path inside {out}")
+        files.append(item)
+    return files
+
+
+class Progress:
+    """Progress and announcements on stderr (silent with --quiet)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+
+    def say(self, message: str) -> None:
+        if not self.quiet:
+            print(message, file=sys.stderr, flush=True)
+
+    @contextmanager
+    def muted(self) -> Iterator[None]:
+        """Under --quiet, what a phase prints on stderr (build and download announcements) is dropped."""
+        if not self.quiet:
+            yield
+            return
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+
+    def graph(self, record: Any) -> None:
+        where = f"on {record.device}"
+        if record.kind == "backward" and record.forward is not None:
+            where = f"of graph {record.forward} {where}"
+        kernels = f"{len(record.kernels)} kernel{'s' if len(record.kernels) != 1 else ''}"
+        if record.error is not None:
+            outcome = f"FAILED: {record.error['type']}: {record.error['message'].splitlines()[0][:100]}"
+        elif record.status == "not npu":
+            outcome = f"not npu (no npu tensor), {kernels}"
+        else:
+            outcome = f"{record.wrapper} wrapper, {kernels}" + (", dynamic" if record.dynamic else "")
+        self.say(f"graph {record.index}: {record.kind} {where}: {outcome}, {record.seconds:.1f} s")
+
+
+def split_script_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(codegen's own arguments, the script's arguments): everything after the first ``--`` is the script's."""
+    argv = list(argv)
+    if "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], argv[cut + 1 :]
+    return argv, []
+
+
 @contextmanager
-def _script_argv(script: Path) -> Iterator[None]:
+def _script_argv(script: Path, script_args: Sequence[str]) -> Iterator[None]:
     saved_argv, saved_path = sys.argv[:], sys.path[:]
-    sys.argv = [str(script)]
-    sys.path.insert(0, str(script.parent))
+    sys.argv = [str(script), *script_args]
+    sys.path.insert(0, str(script.parent.resolve()))
     try:
         yield
     finally:
@@ -132,38 +296,61 @@ def _inductor_settings(cpp_wrapper: bool, dynamic: bool) -> ExitStack:
     return stack
 
 
-def _clear_previous_run(out: Path) -> None:
-    """Remove what an earlier run wrote here (only our own file names), so no stale graph survives."""
-    for stale in out.glob("graph_*"):
-        if stale.is_dir() and stale.name[len("graph_") :].isdigit():
-            shutil.rmtree(stale)
-    for name in ("summary.json", "script_error.txt"):
-        (out / name).unlink(missing_ok=True)
+@contextmanager
+def _cpp_extension_quiet() -> Iterator[None]:
+    """torch's cpp_extension warns "No CUDA runtime is found" when imported on a machine without CUDA: true, and
+    irrelevant to a simulated NPU built for the CPU."""
+    logger = logging.getLogger("torch.utils.cpp_extension")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
-def _write(out: Path, summary: dict[str, Any], graphs: list[Any], script_traceback: str | None) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    _clear_previous_run(out)
-    for graph in graphs:
-        folder = out / f"graph_{graph.index}"
-        (folder / "kernels").mkdir(parents=True, exist_ok=True)
-        if graph.wrapper_source is not None:
-            (folder / f"wrapper.{'cpp' if graph.wrapper == 'cpp' else 'py'}").write_text(graph.wrapper_source)
-        for name, source in graph.kernels.items():
-            safe = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
-            (folder / "kernels" / f"{safe}.py").write_text(source)
-        if graph.error is not None:
-            (folder / "error.txt").write_text(graph.error["traceback"])
-    if script_traceback is not None:
-        (out / "script_error.txt").write_text(script_traceback)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+def _safe_name(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+
+
+def _write_graph(output: Output, graph: Any) -> dict[str, Any]:
+    """Write one graph's files; return its index entry (paths relative to --out)."""
+    from npu_inductor_compat.tools.simulated import headers
+    from npu_inductor_compat.tools.simulated.capture import kernel_definition
+
+    folder = f"graph_{graph.index}"
+    files: dict[str, Any] = {"wrapper": None, "wrapper_module": None, "kernels": {}, "error": None}
+    if graph.wrapper_source is not None:
+        if graph.wrapper == "cpp":
+            # Inductor hands back a Python module that compiles the C++ it carries: keep both, the C++ as C++
+            files["wrapper_module"] = output.write(f"{folder}/wrapper_module.py", graph.wrapper_source)
+            try:
+                files["wrapper"] = output.write(f"{folder}/wrapper.cpp", headers.cpp_source(graph.wrapper_source))
+            except ValueError as err:
+                files["error"] = f"no C++ found in the wrapper module: {err}"
+        else:
+            files["wrapper"] = output.write(f"{folder}/wrapper.py", graph.wrapper_source)
+    for name, fragment in graph.kernels.items():
+        safe = _safe_name(name)
+        definition = kernel_definition(fragment)
+        entry = {
+            "defined_with": definition.method,
+            "fragment": output.write(f"{folder}/kernels/{safe}.fragment.py", fragment),
+            "source": None,
+        }
+        if definition.method == "triton" and definition.source is not None:
+            entry["source"] = output.write(f"{folder}/kernels/{safe}.py", definition.source)
+        files["kernels"][name] = entry
+    if graph.error is not None:
+        files["error"] = output.write(f"{folder}/error.txt", graph.error["traceback"])
+    return files
 
 
 def _table(summary: dict[str, Any]) -> str:
-    rows = [("graph", "kind", "wrapper", "kernels", "status")]
+    rows = [("graph", "compile", "kind", "device", "wrapper", "kernels", "status")]
     for graph in summary["graphs"]:
         error = graph["error"]
-        status = "ok" if error is None else f"{error['type']}: {error['message'].splitlines()[0][:90]}"
+        status = graph["status"] if error is None else f"{error['type']}: {error['message'].splitlines()[0][:90]}"
         if "header_check" in graph:
             status += ", headers ok" if graph["header_check"] == "ok" else ", HEADER CHECK FAILED"
         if "kernel_check" in graph:
@@ -173,20 +360,71 @@ def _table(summary: dict[str, Any]) -> str:
                 status += f", {rejected} of {len(configs)} KERNEL CONFIGS REJECTED by triton-ascend"
             else:
                 status += f", {len(configs)} kernel configs lowered"
-        rows.append((str(graph["index"]), graph["kind"], graph["wrapper"], str(len(graph["kernels"])), status))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)) + "  " + row[4]
+        kind = graph["kind"] + (f" of {graph['forward']}" if graph.get("forward") is not None else "")
+        kind += " (dynamic)" if graph["dynamic"] else ""
+        rows.append(
+            (
+                str(graph["index"]),
+                graph["compile_id"] or "-",
+                kind,
+                graph["device"],
+                graph["wrapper"],
+                str(len(graph["kernels"])),
+                status,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:6], widths, strict=True)) + "  " + row[6]
         for row in rows
-    ]
-    if not summary["graphs"]:
-        lines.append("(no graph was compiled: does the script call torch.compile on 'npu' tensors?)")
-    return "\n".join(lines)
+    )
+
+
+def _nothing_on_npu(summary: dict[str, Any]) -> str | None:
+    """Why the run proves nothing about npu code generation, or None when some graph ran on npu."""
+    graphs = summary["graphs"]
+    if any("npu" in graph["device"].split("+") for graph in graphs):
+        return None
+    if not graphs:
+        return "no graph was compiled: does the script call torch.compile on 'npu' tensors?"
+    devices = sorted({graph["device"] for graph in graphs})
+    return (
+        f"nothing ran on npu: {len(graphs)} graph(s) compiled, on {', '.join(devices)}; move the model and its inputs "
+        "to the npu (.to('npu')) before calling the compiled function"
+    )
+
+
+def _without_fix_notes(ids: Sequence[str], report: dict[str, Any], torch_version: str) -> list[str]:
+    """One line per --without-fix ID whose disabling changes nothing on this torch (not needed, or not applied)."""
+    from npu_inductor_compat.registry import fix_records
+
+    records = {record.id: record for record in fix_records()}
+    listed = {fix["id"] for fix in report["fixes"]}
+    notes = []
+    for fix_id in sorted(set(ids)):
+        record = records.get(fix_id)
+        if record is not None and report["line"] not in record.applies_to():
+            notes.append(
+                f"--without-fix {fix_id}: written for {', '.join(record.applies_to())}, not {report['line']} (torch "
+                f"{torch_version}): disabling it changes nothing here"
+            )
+        elif record is not None and record.upstream_has_fix is not None and record.upstream_has_fix():
+            notes.append(
+                f"--without-fix {fix_id}: not needed on torch {torch_version} (upstream has it): disabling it "
+                "changes nothing here"
+            )
+        elif fix_id not in listed:
+            notes.append(
+                f"--without-fix {fix_id}: not part of backend {report['backend']!r} on this torch: disabling it "
+                "changes nothing here"
+            )
+    return notes
 
 
 def codegen_main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    own_args, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(own_args)
     script = Path(args.script)
     if not script.is_file():
         parser.error(f"SCRIPT {args.script!r} is not a file")
@@ -201,8 +439,12 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             backends.normalise(args.backend, "--backend")
         except ValueError as err:
             parser.error(str(err))
-    from npu_inductor_compat.tools.simulated import device
+    from npu_inductor_compat.tools.simulated import device, soc
 
+    try:
+        chosen_soc = soc.get_soc(args.soc if args.soc is not None else soc.DEFAULT_SOC)
+    except ValueError as err:
+        parser.error(f"--soc: {err}")
     line_module = resolve()[1]
     known = {record.id for record in fix_records()} | set(layers.all_layer_ids(line_module.ADAPTERS))
     known |= {record.id for record in device.PROVIDER.records()}
@@ -221,16 +463,37 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
     ):
         if given and not args.cpp_wrapper:
             parser.error(f"{flag} concerns the C++ wrapper: add --cpp-wrapper")
+    try:
+        output = prepare_output(Path(args.out), args.force)
+    except UsageError as err:
+        parser.error(str(err))
+    return _run(args, script, script_args, output, chosen_soc.name, metadata, (activate, deactivate, status))
 
+
+def _run(
+    args: argparse.Namespace,
+    script: Path,
+    script_args: list[str],
+    output: Output,
+    soc_name: str,
+    metadata: dict[str, Any],
+    api: tuple[Any, Any, Any],
+) -> int:
+    activate, deactivate, status = api
     from npu_inductor_compat.common import providers
+    from npu_inductor_compat.tools.simulated import device
     from npu_inductor_compat.tools.simulated.capture import capturing
     from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
+    from npu_inductor_compat.tools.simulated.standin import torch_npu_standin
 
+    progress = Progress(args.quiet)
     try:
-        device.setup()
+        with progress.muted(), _cpp_extension_quiet():
+            device.setup()
     except RuntimeError as err:  # e.g. no setuptools for torch's cpp_extension: say so, no traceback
         print(f"npu_inductor_compat codegen: cannot set the simulated NPU up: {err}", file=sys.stderr)
         return 1
+    previous_soc = device.use_soc(soc_name)
     previous = providers.set_provider(device.PROVIDER)
     try:
         try:
@@ -238,17 +501,27 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
         except (ImportError, ValueError, RuntimeError) as err:
             print(f"npu_inductor_compat codegen: activation failed, nothing applied: {err}", file=sys.stderr)
             return 1
-        script_error = None
-        header_failures = kernel_failures = 0
         import torch
 
+        for note in _without_fix_notes(args.without_fix, report, torch.__version__):
+            print(note, file=sys.stderr)
+        progress.say(
+            f"running {script} on the simulated NPU ({soc_name}; torch {torch.__version__}, {report['line']}, "
+            f"backend {status()['backend']})"
+        )
+        script_error = None
+        header_failures = kernel_failures = 0
         torch._dynamo.reset()
         with (
-            capturing() as capture,
+            warnings.catch_warnings(),
+            torch_npu_standin() as standin,
+            capturing(on_graph=progress.graph) as capture,
             _inductor_settings(args.cpp_wrapper, args.dynamic),
             simulated_metadata(metadata),
-            _script_argv(script),
+            _script_argv(script, script_args),
         ):
+            # our capture turns Inductor's caches off, and Dynamo says so once per run: not the script's business
+            warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
             try:
                 runpy.run_path(str(script), run_name="__main__")
             except SystemExit as exit_:
@@ -257,64 +530,87 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             except BaseException as err:  # the script's own failure is reported, not raised
                 script_error = {"type": type(err).__name__, "message": str(err), "traceback": traceback.format_exc()}
         torch._dynamo.reset()
-        summary = {
+        output.remove_previous()
+        graphs = []
+        for graph in capture.graphs:
+            entry = graph.summary()
+            entry["files"] = _write_graph(output, graph)
+            graphs.append(entry)
+        if script_error is not None:
+            output.write("script_error.txt", script_error["traceback"])
+        summary: dict[str, Any] = {
             "script": str(script),
+            "argv": script_args,
             "torch": torch.__version__,
             "line": report["line"],
             "backend": status()["backend"],
+            "soc": soc_name,
             "cpp_wrapper": args.cpp_wrapper,
-            "dynamic": args.dynamic,
+            "dynamic": any(graph["dynamic"] for graph in graphs),
+            "dynamic_flag": args.dynamic,
             "without_fix": sorted(set(args.without_fix)),
             "kernel_metadata": metadata,
+            "torch_npu_standin": standin.summary(),
             "fixes": {fix["id"]: fix["status"] for fix in status()["fixes"]},
             "script_error": None if script_error is None else {k: script_error[k] for k in ("type", "message")},
-            "graphs": [graph.summary() for graph in capture.graphs],
+            "graphs": graphs,
         }
-        out = Path(args.out)
-        _write(out, summary, capture.graphs, None if script_error is None else script_error["traceback"])
         if args.check_headers:
-            header_failures = _check_headers(out, summary, torch.__version__)
-            (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+            with progress.muted():
+                header_failures = _check_headers(output, summary, torch.__version__, progress)
         if args.check_kernels:
             from npu_inductor_compat.tools.simulated import kernel_check
 
-            kernel_failures = kernel_check.check(out, summary)
-            (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+            with progress.muted():
+                kernel_failures = kernel_check.check(output.root, summary)
+        output.written.append(SUMMARY)
+        summary["files"] = sorted(output.written)
+        (output.root / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n")
+        output.write_manifest()
     finally:
         deactivate()
         providers.set_provider(previous)
-    print(_table(summary))
-    print(f"wrote {out / 'summary.json'}")
+        device.use_soc(previous_soc)
+    out = output.root
+    if not args.quiet:
+        print(_table(summary))
+        print(f"wrote {out / SUMMARY}")
     if script_error is not None:
         message = script_error["message"].splitlines()[0] if script_error["message"] else ""
         print(
             f"the script raised {script_error['type']}: {message} (traceback: {out / 'script_error.txt'})",
             file=sys.stderr,
         )
+    nothing = _nothing_on_npu(summary)
+    if nothing is not None:
+        print(f"npu_inductor_compat codegen: {nothing}", file=sys.stderr)
     if args.check_headers:
         check = summary.get("header_check", {})
         if check.get("error"):
             print(f"header check unavailable: {check['error']}", file=sys.stderr)
         elif header_failures:
-            print(f"{header_failures} C++ wrapper(s) failed the header check (errors: header_check in summary.json)")
-        else:
+            print(
+                f"{header_failures} C++ wrapper(s) failed the header check (errors: header_check in summary.json)",
+                file=sys.stderr,
+            )
+        elif not args.quiet:
             print(f"every C++ wrapper compiles against torch's headers and {', '.join(check['headers'])}")
     if args.check_kernels:
         check = summary.get("kernel_check", {})
         if check.get("error"):
             print(f"kernel check: {check['error']}", file=sys.stderr)
-        if check.get("triton_ascend"):
+        if check.get("triton_ascend") and not args.quiet:
             verdict = "every kernel config lowered" if not kernel_failures else f"{kernel_failures} config(s) rejected"
             print(
                 f"triton-ascend {check['triton_ascend']} ({check['source']}): {check['configs']} kernel config(s) "
                 f"to linalg in {check['seconds']} s: {verdict} (messages: kernel_check in summary.json)"
             )
     failed = (args.check_headers and header_failures) or (args.check_kernels and kernel_failures)
-    return 1 if script_error is not None or capture.failed() or failed else 0
+    return 1 if script_error is not None or capture.failed() or failed or nothing is not None else 0
 
 
-def _check_headers(out: Path, summary: dict[str, Any], torch_version: str) -> int:
-    """Compile each graph's C++ (as graph_<i>/wrapper_source.cpp) against torch's headers and every paired torch_npu
+def _check_headers(output: Output, summary: dict[str, Any], torch_version: str, progress: Progress) -> int:
+    """Compile each graph's C++ (graph_<i>/wrapper.cpp) against torch's headers and every paired torch_npu
     release's; record the results in the summary; return how many graphs failed."""
     from npu_inductor_compat.tools.simulated import headers
 
@@ -325,17 +621,18 @@ def _check_headers(out: Path, summary: dict[str, Any], torch_version: str) -> in
         return sum(1 for graph in summary["graphs"] if graph["wrapper"] == "cpp")
     summary["header_check"] = {"headers": [source.description for source in sources], "error": None}
     failures = 0
-    for graph in summary["graphs"]:
-        wrapper = out / f"graph_{graph['index']}" / "wrapper.cpp"
-        if graph["wrapper"] != "cpp" or not wrapper.is_file():
-            continue
-        cpp = wrapper.with_name("wrapper_source.cpp")
-        cpp.write_text(headers.cpp_source(wrapper.read_text()))
+    wrappers = [graph for graph in summary["graphs"] if graph["wrapper"] == "cpp" and graph["files"]["wrapper"]]
+    progress.say(
+        f"checking {len(wrappers)} C++ wrapper(s) with g++ -fsyntax-only against torch's headers and "
+        f"{', '.join(source.description for source in sources)} (a few seconds each)"
+    )
+    for graph in wrappers:
+        cpp = output.root / graph["files"]["wrapper"]
         errors = []
         for source in sources:
-            ok, output = headers.check(cpp, source)
+            ok, compiler_output = headers.check(cpp, source)
             if not ok:
-                errors.append(f"against {source.description}:\n{output[-4000:]}")
+                errors.append(f"against {source.description}:\n{compiler_output[-4000:]}")
         graph["header_check"] = "ok" if not errors else "\n".join(errors)
         failures += bool(errors)
     return failures

@@ -48,6 +48,8 @@ def run_script(script: Path, out: Path) -> dict[str, Any]:
     return {
         "script": script.name,
         "torch": summary["torch"],
+        "exit": done.returncode,
+        "imported_torch_npu": bool((summary.get("torch_npu_standin") or {}).get("imported")),
         "triton_ascend": check.get("triton_ascend"),
         "graphs": len(summary["graphs"]),
         "kernels": sum(len(graph.get("kernel_check") or {}) for graph in summary["graphs"]),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import sysconfig
 import tempfile
 import zipfile
@@ -71,6 +72,15 @@ def _wheel_headers(version: str) -> HeaderSource:
     wheels = survey.default_cache_dir()
     target = wheels.parent / "torch_npu_include" / version
     if not target.is_dir():
+        if survey.cached_wheel(version, wheels) is None:
+            size = survey.published_size(version)
+            how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
+            print(
+                f"downloading the torch_npu {version} wheel ({how_big}) into {wheels}, once, for its C++ headers "
+                "(never installed or imported) ...",
+                file=sys.stderr,
+                flush=True,
+            )
         try:
             _unpack_include(survey.fetch(version, wheels), target)
         except (survey.SurveyError, OSError, zipfile.BadZipFile) as err:

@@ -111,31 +111,15 @@ def _cached_install() -> TritonAscend:
 
 # ---------------------------------------------------------------------------------------------- orchestration
 def kernel_files(out: Path, summary: dict[str, Any]) -> list[tuple[int, str, Path]]:
-    """(graph index, kernel name, file) of every Triton kernel the codegen run wrote (a graph may also hold C++
-    kernels for CPU tensors, e.g. an optimizer's step counts: triton-ascend never sees those)."""
+    """(graph index, kernel name, file) of every Triton kernel the codegen run wrote, from the summary's file index
+    (a graph may also hold C++ kernels for CPU tensors, e.g. an optimizer's step counts: triton-ascend never sees
+    those)."""
     found = []
     for graph in summary["graphs"]:
-        folder = out / f"graph_{graph['index']}" / "kernels"
-        for name in graph["kernels"]:
-            safe = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
-            path = folder / f"{safe}.py"
-            if path.is_file() and _defined_with(path.read_text()) in ("triton", None):
-                found.append((graph["index"], name, path))
+        for name, entry in graph["files"]["kernels"].items():
+            if entry["defined_with"] == "triton" and entry["source"] is not None:
+                found.append((graph["index"], name, out / entry["source"]))
     return found
-
-
-def _defined_with(text: str) -> str | None:
-    """The ``async_compile`` method a kernel fragment is defined with ("triton", "cpp_pybinding", ...), or None."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            owner = node.func.value
-            if isinstance(owner, ast.Name) and owner.id == "async_compile":
-                return node.func.attr
-    return None
 
 
 def lower(files: list[Path], triton_ascend: TritonAscend, timeout: float = 900) -> list[dict[str, Any]]:
@@ -204,6 +188,13 @@ def check(out: Path, summary: dict[str, Any]) -> int:
         summary["kernel_check"] = {"triton_ascend": None, "error": str(err)}
         return sum(len(graph["kernels"]) for graph in summary["graphs"]) or 1
     files = kernel_files(out, summary)
+    if files:
+        print(
+            f"lowering {len(files)} Triton kernel(s), every autotune config, through triton-ascend "
+            f"{triton_ascend.version}'s front end (TTIR, then linalg; a few seconds per config) ...",
+            file=sys.stderr,
+            flush=True,
+        )
     start = time.perf_counter()
     results = lower([path for _, _, path in files], triton_ascend) if files else []
     by_file: dict[str, list[dict[str, Any]]] = {}
