@@ -104,6 +104,28 @@ def kernels(session: nox.Session, torch: str) -> None:
     session.run(*corpus, "run", "examples/corpus", "--out", f"kernels-{torch}.json")
 
 
+@nox.session
+@nox.parametrize("torch", list(TORCH_LINES))
+def codegen(session: nox.Session, torch: str) -> None:
+    """`codegen` on one torch release; posargs: SCRIPT [--out DIR] [options] [-- SCRIPT ARGS] (not run by default).
+
+    Without --out it writes out/<torch>; `python -m npu_inductor_compat diff out/2.7.1 out/2.12.1` compares two."""
+    if not session.posargs:
+        session.error(
+            f"""usage: nox -s "codegen(torch='{torch}')" -- SCRIPT.py [--out DIR] [codegen options] [-- SCRIPT ARGS]
+  e.g. nox -s "codegen(torch='{torch}')" -- examples/pointwise_reduction.py --out out/{torch}
+  then python -m npu_inductor_compat diff out/OTHER out/{torch}"""
+        )
+    args = list(session.posargs)
+    own = args[: args.index("--")] if "--" in args else args  # codegen's options, not the script's
+    if not any(arg == "--out" or arg.startswith("--out=") for arg in own):
+        args[len(own) : len(own)] = ["--out", f"out/{torch}"]
+    # setuptools: the simulated NPU builds with cpp_extension; numpy: torch warns at import without it
+    session.install(f"torch=={torch}", "setuptools", "numpy", "-e", ".")
+    session.run("python", "-c", CHECK_TORCH, torch)
+    session.run("python", "-m", "npu_inductor_compat", "codegen", *args)
+
+
 @nox.session(venv_backend="none")
 def kernels_table(session: nox.Session) -> None:
     """Render kernels-*.json (from `nox -s kernels`) into README.md's corpus table (the renderer needs no torch, so
