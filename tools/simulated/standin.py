@@ -12,6 +12,14 @@ Everything else of torch_npu (its operators such as ``torch_npu.npu_rms_norm``, 
 ModuleNotFoundError). :class:`StandInUse` records whether the script imported torch_npu and every name it asked
 for that is not simulated.
 
+Two depths, one stand-in. The shallow depth (the default) is the above. The deep one,
+``torch_npu_standin(depth="wheel")``, is the same stand-in with torch_npu's real pure-Python code behind its
+``__path__``: the released wheel paired with the installed torch, unpacked (never installed) by
+``torch_npu_wheel.py``, so ``torch_npu._inductor`` and what it imports load from the wheel, native symbols come from
+that module's stub table, and ``torch_npu`` itself and ``torch_npu.npu`` stay the stand-in and the simulated device.
+At that depth torch's and this package's code are served torch_npu too (activation loads torch_npu's Inductor
+backend through it), and torch_npu's own code counts as theirs.
+
 Who asked is read from the calling frame: requests made by torch's or this package's own code (their probes of
 ``torch.npu``, this package's look-ups of torch_npu's backend modules) are neither recorded nor served the stand-in:
 until the script has imported it, ``import torch_npu`` from their code fails as it does where torch_npu is not
@@ -83,10 +91,23 @@ class StandInUse:
 
     imported: bool = False  # the script imported torch_npu
     not_simulated: list[str] = field(default_factory=list)  # what it asked for that is not simulated, first ask first
+    depth: str = "shallow"  # "shallow" or "wheel"
+    wheel: Any = None  # at depth "wheel": the torch_npu_wheel.WheelDepth behind the stand-in
 
     def summary(self) -> dict[str, Any]:
-        """JSON-ready: ``{"imported": bool, "not_simulated": [names]}``."""
-        return {"imported": self.imported, "not_simulated": list(self.not_simulated)}
+        """JSON-ready: ``{"imported": bool, "not_simulated": [names]}``; at depth "wheel" also ``"depth"`` and
+        ``"wheel"``: the torch_npu release, the torch it is built for, the modules loaded from it and the native
+        symbols reached that the stub table lacks."""
+        found: dict[str, Any] = {"imported": self.imported, "not_simulated": list(self.not_simulated)}
+        if self.wheel is not None:
+            found["depth"] = self.depth
+            found["wheel"] = {
+                "torch_npu": self.wheel.tree.version,
+                "built_for_torch": self.wheel.tree.torch,
+                "modules_loaded": len(self.wheel.loaded),
+                "missing_stubs": list(self.wheel.missing),
+            }
+        return found
 
 
 _lock = threading.RLock()
@@ -106,7 +127,8 @@ def _internal_roots() -> tuple[str, ...]:
     if _roots_cache[0] != size:
         roots: set[str] = set()
         for name, module in list(sys.modules.items()):
-            if name == "torch" or name == "npu_inductor_compat" or name.startswith("npu_inductor_compat."):
+            # torch_npu: the stand-in's __path__, empty at the shallow depth, the wheel's tree at the deep one
+            if name in ("torch", PACKAGE, "npu_inductor_compat") or name.startswith("npu_inductor_compat."):
                 for folder in getattr(module, "__path__", None) or ():
                     roots.add(os.path.join(str(Path(folder)), ""))
         _roots_cache = (size, tuple(sorted(roots)))
@@ -150,10 +172,16 @@ def _missing_from_standin(name: str) -> Any:
     # dunders other than __version__ are Python's own probes (copy, pickle, inspect): plain AttributeError
     if name.startswith("__") and name.endswith("__") and name != "__version__":
         raise AttributeError(f"module {PACKAGE!r} has no attribute {name!r}", name=name)
+    use = _active
+    if use is not None and use.wheel is not None and not _asked_by_script():
+        raise use.wheel.missing_stub(f"{PACKAGE}:{name}")  # torch_npu's own code: loud, not an AttributeError
     raise not_simulated_attribute(f"{PACKAGE}.{name}", name)
 
 
 class _Loader(importlib.abc.Loader):
+    def __init__(self, wheel: Any = None) -> None:
+        self.wheel = wheel
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
         return None  # a plain module; importlib sets __spec__, __loader__, __package__ and __path__ ([])
 
@@ -167,6 +195,8 @@ class _Loader(importlib.abc.Loader):
         setattr(module, MARK, True)
         module.__getattr__ = _missing_from_standin  # type: ignore[method-assign]
         sys.modules[f"{PACKAGE}.npu"] = npu
+        if self.wheel is not None:
+            self.wheel.enter(module, npu)
 
 
 def _requested(found: str) -> str:
@@ -193,12 +223,17 @@ class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
+        wheel = self.use.wheel
         if fullname == PACKAGE:
-            if not _asked_by_script():
+            by_script = _asked_by_script()
+            if not by_script and wheel is None:
                 # torch and this package see what they see without torch_npu (activation, version reports)
                 raise ModuleNotFoundError(f"No module named {PACKAGE!r} (the stand-in serves the script)", name=PACKAGE)
-            self.use.imported = True
-            return importlib.machinery.ModuleSpec(PACKAGE, _Loader(), origin=ORIGIN, is_package=True)
+            self.use.imported = self.use.imported or by_script
+            return importlib.machinery.ModuleSpec(PACKAGE, _Loader(wheel), origin=ORIGIN, is_package=True)
+        if wheel is not None and fullname.partition(".")[0] in wheel.top_level and fullname != PACKAGE:
+            spec: importlib.machinery.ModuleSpec = wheel.find_spec(fullname)
+            return spec
         if fullname.startswith((f"{PACKAGE}.", f"{DEVICE_MODULE}.")):
             requested = _requested(fullname)
             _record(requested)
@@ -206,15 +241,32 @@ class _Finder(importlib.abc.MetaPathFinder):
         return None
 
 
+DEPTHS = ("shallow", "wheel")
+
+
 @contextlib.contextmanager
-def torch_npu_standin() -> Iterator[StandInUse]:
+def torch_npu_standin(depth: str = "shallow", wheel_version: str | None = None) -> Iterator[StandInUse]:
     """Within the block, ``import torch_npu`` gives the stand-in; yields the :class:`StandInUse` it fills.
 
+    ``depth="wheel"`` puts torch_npu's released pure-Python code behind it (``torch_npu_wheel.py``): the release
+    ``wheel_version``, by default the one paired with the installed torch (``torch_npu_wheel.WheelUnavailable``
+    when there is none or it cannot be downloaded; raised before anything changes).
+
     On exit (also when the block raises) ``sys.meta_path`` and the ``torch_npu`` entries of ``sys.modules`` are as
-    before (the simulated device the stand-in set up stays). RuntimeError, changing nothing, when torch_npu is
-    already imported in this process (a real one would be shadowed) or a stand-in is already active.
+    before (the simulated device the stand-in set up stays, without what torch_npu's code added to it). RuntimeError,
+    changing nothing, when torch_npu is already imported in this process (a real one would be shadowed) or a
+    stand-in is already active.
     """
     global _active
+    if depth not in DEPTHS:
+        raise ValueError(f"torch_npu stand-in depth {depth!r}: valid: {', '.join(DEPTHS)}")
+    wheel = None
+    if depth == "wheel":
+        from npu_inductor_compat.tools.simulated import torch_npu_wheel
+
+        wheel = torch_npu_wheel.depth_for(wheel_version)
+    elif wheel_version is not None:
+        raise ValueError("torch_npu stand-in: wheel_version is for depth='wheel'")
     with _lock:
         present = sys.modules.get(PACKAGE)
         if _active is not None or getattr(present, MARK, False):
@@ -224,8 +276,9 @@ def torch_npu_standin() -> Iterator[StandInUse]:
                 f"npu_inductor_compat: torch_npu is already imported in this process ({present!r}); the stand-in "
                 "would shadow it: run the script in a process that has not imported torch_npu"
             )
-        before = {name for name in sys.modules if name == PACKAGE or name.startswith(f"{PACKAGE}.")}
-        use = StandInUse()
+        packages = (PACKAGE,) if wheel is None else tuple(wheel.top_level)
+        before = {name for name in sys.modules if name.partition(".")[0] in packages}
+        use = StandInUse(depth=depth, wheel=wheel)
         finder = _Finder(use)
         sys.meta_path.insert(0, finder)
         _active = use
@@ -236,6 +289,8 @@ def torch_npu_standin() -> Iterator[StandInUse]:
             _active = None
             with contextlib.suppress(ValueError):
                 sys.meta_path.remove(finder)
-            for name in [n for n in sys.modules if n == PACKAGE or n.startswith(f"{PACKAGE}.")]:
+            for name in [n for n in sys.modules if n.partition(".")[0] in packages]:
                 if name not in before:
                     del sys.modules[name]
+            if wheel is not None:
+                wheel.exit(sys.modules.get(DEVICE_MODULE))

@@ -1,0 +1,923 @@
+"""torch_npu's own Inductor code, from its released wheel, on the simulated NPU: the stand-in's deep depth.
+
+On an Ascend host torch_npu replaces most of stock Inductor's "npu" codegen with its own pure-Python code
+(``torch_npu/_inductor``: its scheduling and index kernel, heuristics and autotuner, grid and wrappers). That code
+needs no NPU to *generate* kernels, only torch_npu's native module for a handful of answers. This module runs it:
+
+- :func:`unpacked` unpacks the pure-Python tree of the torch_npu wheel paired with the installed torch (downloaded
+  once into the survey's cache, ``tools/survey.py``; never installed: no ``.so``, no ``include``/``lib``, no
+  ``dist-info`` are unpacked, and the tree is never put on ``sys.path``), once, atomically.
+- :class:`WheelDepth` is what the torch_npu stand-in (``standin.py``, ``torch_npu_standin(depth="wheel")``) puts
+  behind its ``__path__``: ``torch_npu._inductor`` and the pure-Python torch_npu modules it imports load from that
+  tree; ``torch_npu`` itself stays the stand-in (the wheel's ``__init__`` never runs) and ``torch_npu.npu`` the
+  simulated device; the packages in :data:`HOLLOW` are entered without running their ``__init__``; the native
+  modules are :data:`STUBS`, one table of named stubs, each saying why it exists, what it returns and which real
+  source it models. Anything else reached of a native module, or a torch_npu module neither in the tree nor in the
+  table, raises :class:`MissingStub` naming it (and is recorded, for code that catches it).
+- :func:`provider` is the device provider ``torch_npu-wheel``: the simulated NPU's device interface, torch_npu's
+  raw-stream import and codegen classes, and records that load torch_npu's Inductor backend (its own registration,
+  as ``import torch_npu._inductor`` does on hardware) and make torch_npu's silent fallbacks visible
+  (:class:`Events`, per kernel).
+
+torch_npu's ``_inductor`` patches torch when imported and offers no undo: after a run with the deep stand-in the
+process keeps those patches (the codegen command runs one script per process; tests use subprocesses).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.parser
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import re
+import sys
+import tempfile
+import threading
+import types
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from npu_inductor_compat.common import torch_npu_names
+from npu_inductor_compat.common.providers import DeviceProvider
+from npu_inductor_compat.patching import Change, Patch, wraps_original
+from npu_inductor_compat.tools.simulated.standin import NotSimulatedError
+
+__all__ = [
+    "HOLLOW",
+    "PAIRED",
+    "PROVIDER_NAME",
+    "STUBS",
+    "Events",
+    "MissingStub",
+    "Stub",
+    "WheelDepth",
+    "WheelTree",
+    "WheelUnavailable",
+    "paired_release",
+    "provider",
+    "unpacked",
+]
+
+PACKAGE = "torch_npu"
+CUSTOM_OPS = "torch_npu.utils.custom_ops"
+# The wheel's top-level packages: torch_npu, and torchnpugen (its code generator's tables, pure Python; torch_npu's
+# lowering reads torchnpugen.aoti.fallback_ops)
+TOP_LEVEL = (PACKAGE, "torchnpugen")
+PROVIDER_NAME = "torch_npu-wheel"
+# The torch_npu release whose _inductor runs on each torch line (major.minor -> torch_npu version). Each release is
+# built for one torch (its metadata's Requires-Dist torch==X); the stubs are checked against these releases only.
+PAIRED: dict[str, str] = {"2.7": "2.7.1.post11"}
+# Lines tried but not yet stubbed, and why (a paired release that exists but does not run yet).
+NOT_YET: dict[str, str] = {
+    "2.9": "torch_npu 2.9.0.post9 (for torch 2.9.0) is not stubbed yet",
+    "2.12": "torch_npu 2.12.0.post3 (for torch 2.12.0) is not stubbed yet; its _inductor package is reorganised",
+}
+UNPACKED_DIR = "torch_npu_python"  # beside the survey's wheel cache: <cache>/../torch_npu_python/<version>/torch_npu
+
+
+class WheelUnavailable(RuntimeError):
+    """No torch_npu wheel is paired with this torch, or it cannot be downloaded or unpacked (the message says)."""
+
+
+class MissingStub(NotSimulatedError):
+    """torch_npu's code reached a native symbol (or module) that the stub table does not have.
+
+    Deliberately neither an AttributeError nor an ImportError: ``hasattr`` probes and ``except ImportError``
+    fallbacks in torch_npu must not swallow it. It is also recorded (:attr:`WheelDepth.missing`) in case a broader
+    ``except`` does."""
+
+
+# ------------------------------------------------------------------------------------------------ the wheel
+def paired_release(torch_version: str) -> str:
+    """The torch_npu release paired with ``torch_version``; WheelUnavailable saying why there is none."""
+    from npu_inductor_compat.version import parse_release
+
+    minor = ".".join(map(str, parse_release(torch_version)[:2]))
+    if minor in PAIRED:
+        return PAIRED[minor]
+    if minor in NOT_YET:
+        raise WheelUnavailable(f"torch {torch_version}: {NOT_YET[minor]} (stubbed lines: {', '.join(PAIRED)})")
+    raise WheelUnavailable(
+        f"torch {torch_version}: no torch_npu release is paired with torch {minor} (stubbed lines: {', '.join(PAIRED)})"
+    )
+
+
+@dataclass(frozen=True)
+class WheelTree:
+    """An unpacked torch_npu wheel's pure-Python tree."""
+
+    version: str  # torch_npu's, e.g. "2.7.1.post11"
+    torch: str  # the torch release it is built for (its Requires-Dist), e.g. "2.7.1"
+    root: Path  # holds torch_npu/
+
+    @property
+    def package(self) -> Path:
+        return self.root / PACKAGE
+
+    def native_modules(self) -> frozenset[str]:
+        """The extension modules the wheel ships (never unpacked), e.g. ``torch_npu._C``."""
+        return frozenset((self.root / NATIVE_LIST).read_text().split())
+
+
+def _keep(member: str) -> bool:
+    """The wheel members unpacked: torch_npu's (and torchnpugen's) Python modules and data files, never native code
+    or metadata."""
+    if not member.startswith(tuple(f"{name}/" for name in TOP_LEVEL)) or member.endswith("/"):
+        return False
+    if member.startswith((f"{PACKAGE}/include/", f"{PACKAGE}/lib/", f"{PACKAGE}/bin/")):
+        return False
+    name = member.rsplit("/", 1)[-1]
+    return not (name.endswith((".so", ".a", ".pyd", ".dll")) or ".so." in name)
+
+
+NATIVE_LIST = "NATIVE_MODULES"  # in the unpacked tree: the extension modules the wheel has (not unpacked)
+
+
+def _native_module(member: str) -> str | None:
+    """``torch_npu._C`` for ``torch_npu/_C.cpython-311-x86_64-linux-gnu.so``; None for anything else."""
+    found = re.fullmatch(r"((?:[A-Za-z_]\w*/)*[A-Za-z_]\w*)\.(?:cpython-[^/]*|abi3)\.so", member)
+    if found is None or not member.startswith(tuple(f"{name}/" for name in TOP_LEVEL)):
+        return None
+    return found.group(1).replace("/", ".")
+
+
+def _torch_requirement(archive: zipfile.ZipFile, version: str) -> str:
+    found = [name for name in archive.namelist() if re.fullmatch(r"torch_npu-[^/]+\.dist-info/METADATA", name)]
+    if not found:
+        raise WheelUnavailable(f"torch_npu {version}: the wheel has no dist-info/METADATA")
+    message = email.parser.Parser().parsestr(archive.read(found[0]).decode("utf-8"), headersonly=True)
+    for requirement in message.get_all("Requires-Dist") or []:
+        match = re.match(r"torch\s*(?:\(\s*)?==\s*(\d+(?:\.\d+)*)", requirement)
+        if match:
+            return match.group(1)
+    raise WheelUnavailable(f"torch_npu {version}: its metadata pins no torch release")
+
+
+def unpacked(version: str, announce: Callable[[str], None] | None = None) -> WheelTree:
+    """The pure-Python tree of torch_npu ``version``: downloaded (once, into the survey's cache) and unpacked (once,
+    atomically: a half-unpacked tree is never seen) into ``<cache>/../torch_npu_python/<version>``."""
+    from npu_inductor_compat.tools import survey
+
+    say = announce or (lambda message: print(message, file=sys.stderr, flush=True))
+    wheels = survey.default_cache_dir()
+    target = wheels.parent / UNPACKED_DIR / version
+    marker = target / "TORCH_REQUIREMENT"
+    if not marker.is_file():
+        if survey.cached_wheel(version, wheels) is None:
+            size = survey.published_size(version)
+            how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
+            say(f"downloading the torch_npu {version} wheel ({how_big}) into {wheels}, once (never installed) ...")
+        try:
+            wheel = survey.fetch(version, wheels)
+        except survey.SurveyError as err:
+            raise WheelUnavailable(f"torch_npu {version}: cannot download its wheel: {err}") from err
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with tempfile.TemporaryDirectory(dir=target.parent) as scratch, zipfile.ZipFile(wheel) as archive:
+                torch = _torch_requirement(archive, version)
+                archive.extractall(scratch, [name for name in archive.namelist() if _keep(name)])
+                natives = sorted(filter(None, map(_native_module, archive.namelist())))
+                (Path(scratch) / NATIVE_LIST).write_text("".join(f"{name}\n" for name in natives))
+                (Path(scratch) / marker.name).write_text(torch + "\n")
+                if target.exists():  # a tree another process finished meanwhile (or an unusable leftover)
+                    if marker.is_file():
+                        return _tree(version, target)
+                    raise WheelUnavailable(f"{target} exists without {marker.name}: remove it and retry")
+                os.replace(scratch, target)
+                os.mkdir(scratch)  # TemporaryDirectory removes its (now moved) directory on exit
+        except (OSError, zipfile.BadZipFile) as err:
+            raise WheelUnavailable(f"torch_npu {version}: cannot unpack {wheel}: {err}") from err
+    return _tree(version, target)
+
+
+def _tree(version: str, target: Path) -> WheelTree:
+    return WheelTree(version, (target / "TORCH_REQUIREMENT").read_text().strip(), target)
+
+
+# ------------------------------------------------------------------------------------------------ the stub table
+@dataclass(frozen=True)
+class Stub:
+    """One native symbol torch_npu's Python code reaches, answered without the native library.
+
+    ``name`` is ``module:attribute``; ``source`` the real definition (a file of github.com/Ascend/pytorch at the
+    paired release's branch); ``value`` builds the answer from the depth it serves (called once per stand-in)."""
+
+    name: str
+    why: str
+    returns: str
+    source: str
+    value: Callable[[WheelDepth], Any]
+    # "attribute": ``value`` is the attribute's value on a stub module; "schemas": ``value`` defines operator
+    # schemas (``name`` is ``torch.ops:<namespace>``) and returns what to undo them with
+    kind: str = "attribute"
+
+    @property
+    def module(self) -> str:
+        return self.name.partition(":")[0]
+
+    @property
+    def attribute(self) -> str:
+        return self.name.partition(":")[2]
+
+
+@dataclass(frozen=True)
+class Hollow:
+    """A torch_npu package entered without running its ``__init__`` (its submodules load from the wheel)."""
+
+    name: str
+    why: str
+
+
+def _soc_version() -> int:
+    from npu_inductor_compat.tools.simulated import device
+
+    return device.current_soc().soc_version
+
+
+def _native_class(qualified: str) -> type:
+    """A stand-in for a pybind11 class: subclassable (torch_npu's Python subclasses it at import), but creating an
+    instance raises MissingStub naming it (nothing on the codegen path does)."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise MissingStub(
+            f"{qualified}() was called: the stub only lets torch_npu subclass the native class; an instance needs "
+            "torch_npu's native library (add a stub that does what the caller needs)"
+        )
+
+    module, _, name = qualified.partition(":")
+    return type(name, (), {"__init__": __init__, "__module__": module, "__doc__": f"stub of {qualified}"})
+
+
+NATIVE = "torch_npu._C"
+_NOTHING = object()
+
+
+def _raw_stream(_depth: WheelDepth) -> Callable[[int], int]:
+    from npu_inductor_compat.tools.simulated import device
+
+    return device._get_current_raw_stream
+
+
+TRITON_ASCEND_LIBDEVICE = "triton.language.extra.ascend"
+
+
+def _profiler_activity(_depth: WheelDepth) -> type:
+    import enum
+
+    # the pybind11 enum's members and values (NpuActivityType: CPU = 0, NPU)
+    class ProfilerActivity(enum.IntEnum):
+        CPU = 0
+        NPU = 1
+
+    ProfilerActivity.__module__ = f"{NATIVE}._profiler"
+    return ProfilerActivity
+
+
+NPU_SCHEMAS = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
+_FUNC = re.compile(r"^(?:- |  )func:\s*(?P<schema>\S.*?)\s*$")
+
+
+def custom_schemas(tree: WheelTree) -> list[str]:
+    """The schemas of the ``custom:`` section of the yaml the wheel ships (the ``npu::`` operators its build
+    registers), read line by line (``- func: ...`` / ``  func: ...`` items; no YAML parser needed)."""
+    schemas: list[str] = []
+    section = None
+    for line in (tree.root / NPU_SCHEMAS).read_text().splitlines():
+        top = re.match(r"^([A-Za-z_]+):", line)
+        if top:
+            section = top.group(1)
+            continue
+        found = _FUNC.match(line)
+        if found and section == "custom":
+            schemas.append(found.group("schema"))
+    return schemas
+
+
+def _define_npu_schemas(depth: WheelDepth) -> Any:
+    import torch
+
+    library = torch.library.Library("npu", "DEF")
+    for schema in custom_schemas(depth.tree):
+        try:
+            library.define(schema)
+        except RuntimeError as err:  # recorded, and reported by the depth's summary
+            depth.schema_failures.append(f"{schema}: {str(err).splitlines()[0]}")
+    return library
+
+
+HOLLOW: tuple[Hollow, ...] = (
+    Hollow(
+        "torch_npu.utils",
+        "torch_npu/_inductor imports torch_npu.utils._dynamo (backend registry, options); the package's __init__ "
+        "imports the operator utilities (combine_tensors, asd_detector, serialization, ...), which need _C",
+    ),
+    Hollow(
+        "torch_npu.profiler",
+        "torch_npu/_inductor/profiler.py and select_algorithm.py import the message helpers of "
+        "torch_npu.profiler.analysis and the trace handler; the package's __init__ loads the whole NPU profiler "
+        "(torch_npu._C._profiler, torch_npu.npu streams, mstx)",
+    ),
+)
+
+
+def _device_only(qualified: str) -> Callable[..., Any]:
+    def device_only(*args: Any, **kwargs: Any) -> Any:
+        raise MissingStub(f"{qualified} was called: it needs an NPU (the stub only lets torch_npu import it)")
+
+    device_only.__qualname__ = device_only.__name__ = qualified.rpartition(":")[2]
+    return device_only
+
+
+STUBS: tuple[Stub, ...] = (
+    Stub(
+        f"{NATIVE}:_NPUShapeHandling",
+        "torch_npu/utils/_dynamo.py subclasses it at import (NPUShapeHandling, the AOTI shape-gear helper that "
+        "torch_npu/_inductor/shape_handling.py re-exports); codegen never creates one",
+        "a subclassable class whose constructor raises MissingStub",
+        "torch_npu/csrc/inductor/aoti_package/shape_handling.cpp (shared_ptr_class_<NPUShapeHandling> "
+        '"_NPUShapeHandling")',
+        lambda _depth: _native_class(f"{NATIVE}:_NPUShapeHandling"),
+    ),
+    Stub(
+        f"{NATIVE}:_npu_get_soc_version",
+        "torch_npu/npu/_backends.py get_soc_version(), read at import by torch_npu/_inductor/config.py "
+        "(is_ascend950, the vector-core count and the tiling limits follow the SoC)",
+        "the simulated SoC's number (soc.py soc_version: NpuVariables.h SocVersion, e.g. 222 for Ascend910B3)",
+        "torch_npu/csrc/npu/Module.cpp THNPModule_npu_get_soc_version (c10_npu::GetSocVersion())",
+        lambda _depth: _soc_version,
+    ),
+    Stub(
+        f"{NATIVE}:_npu_getCurrentRawStreamNoWait",
+        "torch_npu/_inductor/codegen/npu/device_op_overrides.py probes it with hasattr to choose the raw-stream "
+        "import every generated wrapper starts with (it is present in 2.7.1)",
+        "the simulated device's raw stream getter (device.py _get_current_raw_stream: the handle of its one stream, 0)",
+        "torch_npu/csrc/npu/Module.cpp THNPModule_getCurrentRawStreamNoWait_wrap (getCurrentNPUStreamNoWait)",
+        _raw_stream,
+    ),
+    Stub(
+        f"{NATIVE}:_npu_getCurrentRawStream",
+        "the raw-stream getter of torch_npu/utils/_dynamo_device.py and torch_npu/_inductor/utils.py "
+        "get_current_raw_stream, and the import device_op_overrides.py chooses when CATLASS is enabled",
+        "the simulated device's raw stream getter (0)",
+        "torch_npu/csrc/npu/Module.cpp THNPModule_getCurrentStream_raw (getCurrentNPUStream(device).stream())",
+        _raw_stream,
+    ),
+    Stub(
+        f"{NATIVE}._profiler:ProfilerActivity",
+        "torch_npu/profiler/__init__.py imports it; torch_npu/_inductor/select_algorithm.py and profiler.py import "
+        "torch_npu.profiler (its trace handler, for benchmarking kernels on a device: never called here)",
+        "an IntEnum with CPU = 0 and NPU = 1",
+        'torch_npu/csrc/profiler/init.cpp (py::enum_<NpuActivityType>(m, "ProfilerActivity"))',
+        _profiler_activity,
+    ),
+    # triton-ascend's names. torch_npu's code imports them from the top-level `triton`, which in this process is
+    # torch's own Triton (triton-ascend never shares a process with it: tools/simulated/kernel_check.py); the
+    # kernels are not compiled here, so these are only looked up. Modelled on triton-ascend 3.2.0, the release on
+    # PyPI (its python/triton/... files, as installed by kernel_check.py into the cache).
+    Stub(
+        f"{TRITON_ASCEND_LIBDEVICE}:libdevice",
+        "torch_npu/_inductor/runtime/triton_helpers.py binds `libdevice` at import (tl.extra.cann.libdevice on "
+        "newer triton-ascend; 3.2.0 has no `cann`, so its fallback tl.extra.ascend.libdevice); its @triton.jit "
+        "helpers (frexp) only name it",
+        "an empty stub module: any function looked up on it raises MissingStub (nothing is compiled here)",
+        "triton-ascend 3.2.0 triton/language/extra/ascend/libdevice.py",
+        lambda depth: depth.stub_module(f"{TRITON_ASCEND_LIBDEVICE}.libdevice"),
+    ),
+    Stub(
+        "torch.ops:npu",
+        "torch_npu's Python code names its operators at import (torch_npu/_inductor/ascend_npu_ir/ascend_npu_ir/"
+        "config.py lists torch.ops.npu.npu_dtype_cast, ...; the lowering tables key on them)",
+        "every schema of the yaml's custom: section defined in the npu namespace, without kernels (calling one "
+        "fails in torch's dispatcher, naming it); the library is destroyed on exit",
+        f"{NPU_SCHEMAS} (shipped in the wheel; the build generates TORCH_LIBRARY(npu, m) registrations from it)",
+        _define_npu_schemas,
+        kind="schemas",
+    ),
+    Stub(
+        "torch_npu.profiler:tensorboard_trace_handler",
+        "torch_npu/_inductor/select_algorithm.py imports it from the hollow torch_npu.profiler, to profile "
+        "benchmark runs of kernels on the device (never run here)",
+        "a function that raises MissingStub when called",
+        "torch_npu/profiler/profiler.py tensorboard_trace_handler (Python, over the native profiler)",
+        lambda _depth: _device_only("torch_npu.profiler:tensorboard_trace_handler"),
+    ),
+)
+
+
+# ------------------------------------------------------------------------------------------------ the depth
+class _StubModule(types.ModuleType):
+    """A native module: exactly its stub-table entries; anything else raises MissingStub naming it."""
+
+    def __init__(self, name: str, depth: WheelDepth) -> None:
+        super().__init__(name, f"stub of torch_npu's native module {name} (npu_inductor_compat, {PROVIDER_NAME})")
+        self.__dict__["_depth"] = depth
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute, name=attribute)
+        depth: WheelDepth = self.__dict__["_depth"]
+        if depth.has_submodule(self.__name__, attribute):  # `from <hollow package> import <submodule>`: import it
+            raise AttributeError(attribute, name=attribute)
+        raise depth.missing_stub(f"{self.__name__}:{attribute}")
+
+
+class _Exec(importlib.abc.Loader):
+    """Creates a prepared module (stub or hollow package) and runs nothing."""
+
+    def __init__(self, make: Callable[[str], types.ModuleType]) -> None:
+        self.make = make
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return self.make(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
+@dataclass
+class WheelDepth:
+    """The deep stand-in: what ``torch_npu.*`` imports resolve to (see the module docstring)."""
+
+    tree: WheelTree
+    stubs: tuple[Stub, ...] = STUBS
+    hollow: tuple[Hollow, ...] = HOLLOW
+    missing: list[str] = field(default_factory=list)  # reached but not in the table, first reach first
+    loaded: list[str] = field(default_factory=list)  # torch_npu modules loaded from the wheel
+    _device_before: dict[str, Any] = field(default_factory=dict)
+    _installed: list[tuple[str, Any, str, Any]] = field(default_factory=list)
+    _libraries: list[Any] = field(default_factory=list)
+    schema_failures: list[str] = field(default_factory=list)  # yaml schemas torch could not define
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._by_module: dict[str, dict[str, Stub]] = {}
+        for stub in self.stubs:
+            if stub.kind == "attribute":
+                self._by_module.setdefault(stub.module, {})[stub.attribute] = stub
+            elif stub.kind != "schemas":
+                raise ValueError(f"stub {stub.name}: unknown kind {stub.kind!r}")
+        self._hollow = {entry.name for entry in self.hollow}
+        self._natives = self.tree.native_modules()
+
+    @property
+    def top_level(self) -> tuple[str, ...]:
+        """The top-level packages this depth serves (torch_npu through the stand-in)."""
+        return TOP_LEVEL
+
+    @property
+    def path(self) -> list[str]:
+        """The stand-in package's ``__path__``: the wheel's torch_npu/."""
+        return [str(self.tree.package)]
+
+    def missing_stub(self, qualified: str) -> MissingStub:
+        with self._lock:
+            if qualified not in self.missing:
+                self.missing.append(qualified)
+        return MissingStub(
+            f"torch_npu {self.tree.version} reached {qualified}, which the stub table of npu_inductor_compat's "
+            f"{PROVIDER_NAME} provider does not have (tools/simulated/torch_npu_wheel.py STUBS): add a stub modelled "
+            "on its real source, or find why this code path is taken"
+        )
+
+    # -------------------------------------------------------------------------------------------- set up / undo
+    def enter(self, standin: types.ModuleType, device_module: types.ModuleType) -> None:
+        """Called when the stand-in package is created: give it the wheel's path; remember the device module; put
+        the stubbed modules that are not torch_npu's (triton-ascend's) in place."""
+        standin.__path__ = self.path
+        # torch_npu/utils/cpp_extension.py derives PYTORCH_NPU_INSTALL_PATH from torch_npu.__file__: the unpacked
+        # tree (its __init__.py is never run; include/ and lib/ are not unpacked)
+        standin.__file__ = str(self.tree.package / "__init__.py")
+        self._device_before = dict(device_module.__dict__)
+        for name in self._by_module:
+            if not name.startswith(f"{PACKAGE}."):
+                self._install(name)
+        for stub in self.stubs:
+            if stub.kind == "schemas":
+                self._libraries.append(stub.value(self))
+        # torch_npu's own exposure of its operators as torch_npu.<op> (torch.ops.npu.<op>), as its package
+        # initialisation runs it (torch_npu/_init/core/module_loader.py)
+        importlib.import_module(CUSTOM_OPS)
+
+    def _install(self, name: str) -> types.ModuleType:
+        """A foreign stub module and its missing parents, in sys.modules and as attributes of their parents."""
+        present = sys.modules.get(name)
+        if present is not None:
+            if isinstance(present, _StubModule):
+                return present
+            raise RuntimeError(f"{PROVIDER_NAME}: {name} is already imported ({present!r}); its stub would shadow it")
+        module = self._make_stub_module(name)
+        parent_name, _, child = name.rpartition(".")
+        parent = sys.modules.get(parent_name) if parent_name else None
+        if parent is None and parent_name:
+            with contextlib.suppress(ImportError):
+                parent = importlib.import_module(parent_name)
+            if parent is None:
+                parent = self._install(parent_name)
+        self._installed.append((name, parent, child, getattr(parent, child, _NOTHING) if parent else _NOTHING))
+        sys.modules[name] = module
+        if parent is not None:
+            setattr(parent, child, module)
+        return module
+
+    def exit(self, device_module: types.ModuleType | None) -> None:
+        """Forget what torch_npu's code added to the simulated device module (torch_npu.npu.<submodules> and the
+        attributes it sets, e.g. ``_initialized``) and the foreign stub modules; the stand-in restores the
+        torch_npu entries of sys.modules."""
+        for name, parent, child, old in reversed(self._installed):
+            sys.modules.pop(name, None)
+            if parent is not None:
+                if old is _NOTHING:
+                    with contextlib.suppress(AttributeError):
+                        delattr(parent, child)
+                else:
+                    setattr(parent, child, old)
+        self._installed.clear()
+        for library in reversed(self._libraries):
+            library._destroy()
+        self._libraries.clear()
+        before = self._device_before
+        if device_module is None or not before:
+            return
+        for name in [name for name in device_module.__dict__ if name not in before]:
+            delattr(device_module, name)
+        for name, value in before.items():
+            if device_module.__dict__.get(name, value) is not value:
+                setattr(device_module, name, value)
+
+    # ---------------------------------------------------------------------------------------------- resolving
+    def find_spec(self, fullname: str) -> importlib.machinery.ModuleSpec:
+        """The spec for a ``torch_npu.<...>`` module (never ``torch_npu`` itself nor ``torch_npu.npu``) or a module
+        of the wheel's other top-level packages (:data:`TOP_LEVEL`)."""
+        if fullname in self._hollow:  # its table entries, and its submodules from the wheel
+            spec = importlib.machinery.ModuleSpec(fullname, _Exec(self._make_stub_module), is_package=True)
+            spec.submodule_search_locations = [str(self._location(fullname))]
+            return spec
+        if fullname in self._by_module:
+            return importlib.machinery.ModuleSpec(fullname, _Exec(self._make_stub_module), is_package=True)
+        location = self._location(fullname)
+        for candidate, package in ((location / "__init__.py", True), (location.with_suffix(".py"), False)):
+            if candidate.is_file():
+                found = importlib.util.spec_from_file_location(
+                    fullname, candidate, submodule_search_locations=[str(location)] if package else None
+                )
+                if found is None:  # pragma: no cover - a .py file always has a spec
+                    break
+                with self._lock:
+                    self.loaded.append(fullname)
+                return found
+        if location.is_dir():  # a folder without __init__.py: a namespace package, as Python would make it
+            spec = importlib.machinery.ModuleSpec(fullname, _Exec(types.ModuleType), is_package=True)
+            spec.submodule_search_locations = [str(location)]
+            return spec
+        if fullname in self._natives:
+            raise self.missing_stub(fullname)  # a native module of the wheel that the table does not stub
+        # not in this release at all (e.g. a module of another release's layout): what torch_npu itself would say
+        raise ModuleNotFoundError(f"No module named {fullname!r} (torch_npu {self.tree.version})", name=fullname)
+
+    def has_submodule(self, package: str, name: str) -> bool:
+        """Whether the wheel has ``package.name`` as a module or package (for hollow packages)."""
+        if package not in self._hollow:
+            return False
+        location = self._location(f"{package}.{name}")
+        return location.with_suffix(".py").is_file() or location.is_dir()
+
+    def _location(self, fullname: str) -> Path:
+        return self.tree.root.joinpath(*fullname.split("."))
+
+    def stub_module(self, name: str) -> types.ModuleType:
+        """A module that has exactly its stub-table entries (none when the table lists none under its name)."""
+        return self._make_stub_module(name)
+
+    def _make_stub_module(self, name: str) -> types.ModuleType:
+        module = _StubModule(name, self)
+        for attribute, stub in self._by_module.get(name, {}).items():
+            setattr(module, attribute, stub.value(self))
+        return module
+
+
+# ------------------------------------------------------------------------------------------------ events
+@dataclass
+class Events:
+    """What torch_npu's codegen did instead of its main path, per kernel: every fallback it took (and the error
+    it swallowed), and every check this provider replaced."""
+
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    replaced_checks: list[dict[str, Any]] = field(default_factory=list)
+    # Inductor options torch_npu's loading changed: key -> {"before", "after"[, "codegen": what codegen uses]}
+    config_changes: dict[str, dict[str, str]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _pending: threading.local = field(default_factory=threading.local)
+
+    def summary(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "fallbacks": list(self.fallbacks),
+                "replaced_checks": list(self.replaced_checks),
+                "config_changes": dict(self.config_changes),
+            }
+
+    def by_kernel(self) -> dict[str, list[str]]:
+        """kernel name -> what happened to it (fallbacks and replaced checks), in order."""
+        found: dict[str, list[str]] = {}
+        with self._lock:
+            for event in self.fallbacks:
+                for kernel in event["kernels"]:
+                    found.setdefault(kernel, []).append(f"fallback {event['fallback']}: {event['error']}")
+            for event in self.replaced_checks:
+                for kernel in event["kernels"] or ["(kernel unknown)"]:
+                    found.setdefault(kernel, []).append(f"check replaced: {event['check']}")
+        return found
+
+
+EVENTS = Events()
+
+
+def depth_for(version: str | None = None) -> WheelDepth:
+    """The deep stand-in for torch_npu ``version`` (default: the release paired with the installed torch).
+
+    WheelUnavailable when no release is paired, the wheel cannot be had, or it is built for another torch minor."""
+    import torch
+
+    from npu_inductor_compat.version import parse_release
+
+    release = version or paired_release(torch.__version__)
+    tree = unpacked(release)
+    installed, built_for = parse_release(torch.__version__), parse_release(tree.torch)
+    if installed[:2] != built_for[:2]:
+        raise WheelUnavailable(
+            f"torch_npu {release} is built for torch {tree.torch}, not torch {torch.__version__}: its _inductor "
+            "patches that torch's internals"
+        )
+    return WheelDepth(tree, stubs=STUBS, hollow=HOLLOW)  # the tables as they are now (tests edit them)
+
+
+# ------------------------------------------------------------------------------------------------ the provider
+BACKEND_MODULE = "torch_npu._inductor"  # importing it registers torch_npu's Inductor backend for "npu"
+COMBINED_SCHEDULING = "torch_npu._inductor.codegen.npu_combined_scheduling:NPUCombinedScheduling"
+LINEAR_SCHEDULING = "torch_npu._inductor.codegen.scheduling:NPUTritonScheduling"
+CODEGEN_COMMON = "torch._inductor.codegen.common"
+WARM_POOL_ENV = "TORCH_WARM_POOL"
+# torch_npu 2.7.1.post11's _inductor/ascend_npu_ir/ascend_npu_ir/config.py sets it (and allow_buffer_reuse=False) at
+# import, which its triton backend reaches: Inductor then writes torch_compile_debug/ at every compile
+DEBUG_TRACE = "trace.enabled"
+
+
+def _registered_classes() -> tuple[type, type, type | None]:
+    """The (scheduling, Python wrapper, C++ wrapper) torch_npu itself registered for "npu" when its backend loaded."""
+    from torch._inductor.codegen import common
+
+    registered = common.device_codegens.get("npu")
+    if registered is None:
+        raise RuntimeError(f"{PROVIDER_NAME}: {BACKEND_MODULE} registered no 'npu' codegen backend")
+    return registered.scheduling, registered.wrapper_codegen, registered.cpp_wrapper_codegen
+
+
+def _load_backend(import_module: Callable[[str], Any]) -> None:
+    from torch._inductor.codegen import common
+
+    if sys.modules.get(PACKAGE) is None and not _standin_is_deep():
+        raise RuntimeError(
+            f"{PROVIDER_NAME}: torch_npu's Inductor code loads through the deep torch_npu stand-in: activate inside "
+            "torch_npu_standin(depth='wheel')"
+        )
+    # torch_npu's _inductor/__init__.py warms Inductor's compile-worker pool at import unless TORCH_WARM_POOL=0:
+    # subprocesses that codegen never uses (nothing is compiled here). Off while it loads, unless the user set it.
+    warm = os.environ.get(WARM_POOL_ENV)
+    os.environ[WARM_POOL_ENV] = warm if warm is not None else "0"
+    try:
+        import_module(BACKEND_MODULE)
+    finally:
+        if warm is None:
+            os.environ.pop(WARM_POOL_ENV, None)
+    if "npu" not in common.device_codegens:
+        raise RuntimeError(f"{PROVIDER_NAME}: importing {BACKEND_MODULE} registered no 'npu' codegen backend")
+
+
+def _standin_is_deep() -> bool:
+    from npu_inductor_compat.tools.simulated import standin
+
+    return standin._active is not None and standin._active.wheel is not None
+
+
+def _new_kernels(before: set[str]) -> list[str]:
+    from torch._inductor.virtualized import V
+
+    names = getattr(getattr(V.graph, "wrapper_code", None), "src_to_kernel", {}).values()
+    return [name for name in names if name not in before]
+
+
+def _kernel_names() -> set[str]:
+    from torch._inductor.virtualized import V
+
+    try:
+        return set(getattr(getattr(V.graph, "wrapper_code", None), "src_to_kernel", {}).values())
+    except (AttributeError, AssertionError):
+        return set()
+
+
+def _observing_linear_fallback(events: Events) -> Callable[[Any], Any]:
+    """NPUCombinedScheduling.codegen_node tries torch_npu's "linear" index kernel and, when that raises, logs at
+    debug level and generates the stock-like "no_linear" kernel instead: record each such fallback with the
+    exception, and attribute both it and any check replaced meanwhile to the kernels the call defined."""
+
+    def replacement(original: Any) -> Any:
+        @wraps_original(original)
+        def codegen_node(self: Any, node: Any) -> Any:
+            linear = self._triton_scheduling
+            linear_codegen = linear.codegen_node
+            caught: list[BaseException] = []
+
+            def observed(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return linear_codegen(*args, **kwargs)
+                except Exception as err:
+                    caught.append(err)
+                    raise
+
+            before = _kernel_names()
+            events._pending.checks = []
+            linear.codegen_node = observed
+            try:
+                return original(self, node)
+            finally:
+                del linear.codegen_node
+                kernels = _new_kernels(before)
+                checks, events._pending.checks = events._pending.checks, None
+                nodes = sorted(child.get_name() for child in node.get_nodes())
+                with events._lock:
+                    for check in checks:
+                        events.replaced_checks.append({**check, "kernels": kernels, "nodes": nodes})
+                    if caught:
+                        events.fallbacks.append(
+                            {
+                                "fallback": "linear -> no_linear",
+                                "where": f"{COMBINED_SCHEDULING}.codegen_node",
+                                "error": f"{type(caught[0]).__name__}: {caught[0]}",
+                                "nodes": nodes,
+                                "kernels": kernels,
+                            }
+                        )
+
+        return codegen_node
+
+    return replacement
+
+
+TTIR_CHECK = (
+    "TTIR check of each linear kernel (make_ttir_for_check: triton-ascend's ast_to_ttir) not run in this process: "
+    "it needs triton-ascend, which never shares a process with torch's triton; codegen --check-kernels lowers every "
+    "kernel through it in a worker"
+)
+
+
+def _replacing_ttir_check(events: Events) -> Callable[[Any], Any]:
+    def replacement(original: Any) -> Any:
+        @wraps_original(original)
+        def make_ttir_for_check(self: Any, src_code: str) -> None:
+            check = {"check": TTIR_CHECK, "where": f"{LINEAR_SCHEDULING}.make_ttir_for_check"}
+            pending = getattr(events._pending, "checks", None)
+            if pending is None:
+                with events._lock:
+                    events.replaced_checks.append({**check, "kernels": [], "nodes": []})
+            else:
+                pending.append(check)
+
+        return make_ttir_for_check
+
+    return replacement
+
+
+def backend_records() -> tuple[Patch, ...]:
+    """What ``import torch_npu`` and torch_npu's first Inductor compile do on an Ascend host, as one record: the
+    device interface registered for "npu" (the simulated NPU's: torch_npu's own wraps its native device calls), then
+    torch_npu's Inductor backend loaded (``import torch_npu._inductor``: its registration for "npu" and its patches
+    of torch). Applied before this package activates, so activation's probes see torch_npu's state; the registries
+    it writes are journaled (torch_npu's patches of torch have no undo)."""
+    from npu_inductor_compat.common.layers import BACKEND_REGISTRIES
+    from npu_inductor_compat.tools.simulated import device
+
+    def register_interface(register: Any) -> None:
+        register("npu", device._interface_for_provider())
+
+    return (
+        Patch(
+            id="torch-npu-wheel-device-interface",
+            layer=PROVIDER_NAME,
+            why="import torch_npu registers its dynamo device interface; torch_npu's Inductor backend asks for it "
+            "while loading (has_triton, get_interface_for_device)",
+            upstream="torch_npu/utils/_dynamo.py _dynamo_register_interface_for_device (run by torch_npu's __init__)",
+            remove_when="never: the stand-in's torch_npu does what torch_npu's initialisation does",
+            changes=(
+                Change(
+                    "torch._dynamo.device_interface:register_interface_for_device",
+                    register_interface,
+                    kind="registration",
+                    key="npu",
+                    touches=("torch._dynamo.device_interface:device_interfaces",),
+                ),
+            ),
+        ),
+        Patch(
+            id="torch-npu-wheel-backend",
+            layer=PROVIDER_NAME,
+            why="torch_npu's own Inductor backend: importing torch_npu._inductor registers its scheduling and "
+            "wrappers for 'npu' and applies its patches, as on an Ascend host",
+            upstream="torch_npu/_inductor/__init__.py _load_backend (the released wheel's)",
+            remove_when="never: this is how torch_npu loads its backend",
+            changes=(
+                Change(
+                    "importlib:import_module",
+                    _load_backend,
+                    kind="registration",
+                    key="npu",
+                    touches=(*BACKEND_REGISTRIES, f"{CODEGEN_COMMON}:device_op_overrides_dict"),
+                ),
+            ),
+        ),
+    )
+
+
+def _records(events: Events) -> tuple[Patch, ...]:
+    from npu_inductor_compat.tools.simulated import device
+
+    return (
+        *device.PROVIDER.records(),  # the device is still the simulated one: no Triton driver, nothing launched
+        Patch(
+            id="torch-npu-wheel-ttir-check",
+            layer=PROVIDER_NAME,
+            why=TTIR_CHECK + "; without this, the check fails here and torch_npu silently falls back to its "
+            "'no_linear' kernel. Each replaced check is reported per kernel",
+            upstream=f"{LINEAR_SCHEDULING}.make_ttir_for_check (torch_npu 2.7.1.post11 codegen/scheduling.py)",
+            remove_when="the check runs through triton-ascend's worker (tools/simulated/kernel_check.py)",
+            changes=(Change(f"{LINEAR_SCHEDULING}.make_ttir_for_check", _replacing_ttir_check(events)),),
+        ),
+        Patch(
+            id="torch-npu-wheel-linear-fallback",
+            layer=PROVIDER_NAME,
+            why="torch_npu falls back from its linear index kernel to the no_linear one on any exception, logging "
+            "only at debug level: each fallback is recorded with the error and the kernels it produced",
+            upstream=f"{COMBINED_SCHEDULING}.codegen_node (torch_npu 2.7.1.post11 codegen/npu_combined_scheduling.py)",
+            remove_when="never while torch_npu falls back silently",
+            changes=(Change(f"{COMBINED_SCHEDULING}.codegen_node", _observing_linear_fallback(events)),),
+        ),
+    )
+
+
+def provider(events: Events | None = None) -> DeviceProvider:
+    """The ``torch_npu-wheel`` device provider (use it inside ``torch_npu_standin(depth="wheel")``): the simulated
+    NPU plays the device; torch_npu's released code generates the code; ``events`` (default :data:`EVENTS`)
+    receives its fallbacks and replaced checks."""
+    from npu_inductor_compat.tools.simulated import device
+
+    chosen = EVENTS if events is None else events
+    module, _, name = torch_npu_names.qualname("raw-stream").partition(":")
+    return DeviceProvider(
+        name=PROVIDER_NAME,
+        device_interface=device._interface_for_provider,
+        raw_stream_import=f"from {module} import {name} as {{name}}",
+        summary="torch_npu's released Inductor code (pure Python, from its wheel) on the simulated NPU; codegen only",
+        codegen_classes=_registered_classes,
+        records=lambda: _records(chosen),
+    )
+
+
+@contextlib.contextmanager
+def wheel_run(version: str | None = None) -> Iterator[tuple[Any, DeviceProvider, Events]]:
+    """The deep stand-in, torch_npu's backend loaded (:func:`backend_records`) and this provider selected; yields
+    ``(StandInUse, provider, events)``. Activate (and deactivate) inside the block. On exit the provider override,
+    the registries torch_npu's loading wrote, and the stand-in are restored."""
+    import torch._inductor.config as inductor_config
+
+    from npu_inductor_compat.common import providers
+    from npu_inductor_compat.patching import Journal
+    from npu_inductor_compat.tools.simulated import device
+    from npu_inductor_compat.tools.simulated.standin import torch_npu_standin
+
+    device.setup()
+    events = Events()
+    chosen = provider(events)
+    with torch_npu_standin(depth="wheel", wheel_version=version) as use, contextlib.ExitStack() as stack:
+        journal = Journal()
+        before = inductor_config.get_config_copy()
+        stack.callback(inductor_config.load_config, before)  # torch_npu's config edits end with the run
+        journal.apply(backend_records())
+        stack.callback(journal.undo)
+        after = inductor_config.get_config_copy()
+        events.config_changes = {
+            key: {"before": repr(before.get(key)), "after": repr(value)}
+            for key, value in after.items()
+            if before.get(key) != value
+        }
+        if after.get(DEBUG_TRACE):
+            # codegen keeps what it generates in --out; Inductor's debug trace would write torch_compile_debug/
+            # into the working directory at every compile (it changes no generated code)
+            stack.enter_context(inductor_config.patch({DEBUG_TRACE: False}))
+            events.config_changes[DEBUG_TRACE]["codegen"] = "False: the debug trace writes into the working directory"
+        previous = providers.set_provider(chosen)
+        stack.callback(providers.set_provider, previous)
+        yield use, chosen, events
