@@ -225,3 +225,25 @@ def test_a_stub_missing_from_the_table_fails_loudly_naming_it(
     assert "error" in result
     assert "MissingStub" in result["error"] and f"reached {removed}," in result["error"], result["error"]
     assert_restored(result)
+
+
+def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_reports_per_kernel(
+    wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
+) -> None:
+    """`codegen --provider torch_npu-wheel`: the real pipeline with torch_npu's released codegen, through the CLI."""
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--provider", "torch_npu-wheel"]
+    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    done = subprocess.run(
+        [*command, "--out", str(out)], capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["provider"] == "torch_npu-wheel" and summary["torch_npu_wheel"]["fallbacks"] == []
+    assert summary["torch_npu_standin"]["wheel"]["torch_npu"] == wheel_tree.version
+    for graph in summary["graphs"]:
+        assert graph["status"] == "ok" and set(graph["torch_npu_events"]) == set(graph["kernels"])
+        for name, entry in graph["files"]["kernels"].items():
+            source = (out / entry["source"]).read_text()
+            assert "'grid_type': 'GridNpu'" in source and "'inductor_ascend_linear_mode': 'linear'" in source, name
+    assert not (tmp_path / "torch_compile_debug").exists()  # torch_npu's debug trace stays off

@@ -67,6 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--quiet", action="store_true", help="no progress lines and no table (errors still go to stderr)"
     )
+    parser.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default=PROVIDERS[0],
+        help="who generates the npu code: stock Inductor (simulated-npu, the default), or torch_npu's own released "
+        "Inductor code from the torch_npu wheel paired with this torch (torch_npu-wheel: downloaded once, never "
+        "installed; torch 2.7 so far)",
+    )
     parser.add_argument("--cpp-wrapper", action="store_true", help="generate the C++ wrapper (cpp_wrapper=True)")
     parser.add_argument("--dynamic", action="store_true", help="compile with dynamic shapes from the first call")
     parser.add_argument("--backend", default=None, help="NPU backend: triton (default), mlir, dvm, ascendc")
@@ -142,6 +150,7 @@ def parse_kernel_metadata(text: str) -> dict[str, Any]:
     return fields
 
 
+PROVIDERS = ("simulated-npu", "torch_npu-wheel")
 MANIFEST = "codegen_manifest.json"
 MANIFEST_TOOL = "npu-inductor-compat codegen"
 SUMMARY = "summary.json"
@@ -448,6 +457,11 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
     line_module = resolve()[1]
     known = {record.id for record in fix_records()} | set(layers.all_layer_ids(line_module.ADAPTERS))
     known |= {record.id for record in device.PROVIDER.records()}
+    if args.provider == "torch_npu-wheel":
+        from npu_inductor_compat.tools.simulated import torch_npu_wheel
+
+        known |= {record.id for record in torch_npu_wheel.provider().records()}
+        known |= {record.id for record in torch_npu_wheel.backend_records()}
     unknown = sorted(set(args.without_fix) - known)
     if unknown:
         parser.error(f"--without-fix: unknown id(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
@@ -457,6 +471,17 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             metadata = parse_kernel_metadata(args.kernel_metadata)
         except ValueError as err:
             parser.error(str(err))
+    if args.provider == "torch_npu-wheel" and args.check_kernels:
+        parser.error(
+            "--check-kernels does not work with --provider torch_npu-wheel yet: torch_npu's kernels import "
+            "torch_npu._inductor.runtime, which triton-ascend's worker process cannot load"
+        )
+    if args.provider == "torch_npu-wheel" and args.cpp_wrapper:
+        parser.error(
+            "--cpp-wrapper does not work with --provider torch_npu-wheel yet: saving a kernel's launch parameters "
+            "loads the kernel module, and torch_npu's kernels import names from its triton_helpers that exist only "
+            "with triton-ascend (e.g. 'extension')"
+        )
     for flag, given in (
         ("--kernel-metadata", args.kernel_metadata is not None),
         ("--check-headers", args.check_headers),
@@ -493,9 +518,24 @@ def _run(
     except RuntimeError as err:  # e.g. no setuptools for torch's cpp_extension: say so, no traceback
         print(f"npu_inductor_compat codegen: cannot set the simulated NPU up: {err}", file=sys.stderr)
         return 1
-    previous_soc = device.use_soc(soc_name)
-    previous = providers.set_provider(device.PROVIDER)
+    previous_soc = device.use_soc(soc_name)  # before torch_npu's code loads: it reads the SoC version at import
+    run_stack = ExitStack()
+    events = None
     try:
+        if args.provider == "torch_npu-wheel":
+            from npu_inductor_compat.patching import ActivationFailed
+            from npu_inductor_compat.tools.simulated import torch_npu_wheel
+
+            try:
+                with progress.muted():
+                    deep, _, events = run_stack.enter_context(torch_npu_wheel.wheel_run())
+            except (torch_npu_wheel.WheelUnavailable, ActivationFailed) as err:
+                print(f"npu_inductor_compat codegen: the torch_npu-wheel provider failed: {err}", file=sys.stderr)
+                return 1
+            standin_context: Any = contextlib.nullcontext(deep)  # the deep stand-in is already in place
+        else:
+            run_stack.callback(providers.set_provider, providers.set_provider(device.PROVIDER))
+            standin_context = torch_npu_standin()
         try:
             report = activate(args.backend, disable=args.without_fix)
         except (ImportError, ValueError, RuntimeError) as err:
@@ -514,7 +554,7 @@ def _run(
         torch._dynamo.reset()
         with (
             warnings.catch_warnings(),
-            torch_npu_standin() as standin,
+            standin_context as standin,
             capturing(on_graph=progress.graph) as capture,
             _inductor_settings(args.cpp_wrapper, args.dynamic),
             simulated_metadata(metadata),
@@ -532,9 +572,12 @@ def _run(
         torch._dynamo.reset()
         output.remove_previous()
         graphs = []
+        by_kernel = events.by_kernel() if events is not None else {}
         for graph in capture.graphs:
             entry = graph.summary()
             entry["files"] = _write_graph(output, graph)
+            if events is not None:  # what torch_npu's codegen did instead of its main path, per kernel
+                entry["torch_npu_events"] = {name: by_kernel[name] for name in graph.kernels if name in by_kernel}
             graphs.append(entry)
         if script_error is not None:
             output.write("script_error.txt", script_error["traceback"])
@@ -545,12 +588,14 @@ def _run(
             "line": report["line"],
             "backend": status()["backend"],
             "soc": soc_name,
+            "provider": args.provider,
             "cpp_wrapper": args.cpp_wrapper,
             "dynamic": any(graph["dynamic"] for graph in graphs),
             "dynamic_flag": args.dynamic,
             "without_fix": sorted(set(args.without_fix)),
             "kernel_metadata": metadata,
             "torch_npu_standin": standin.summary(),
+            **({"torch_npu_wheel": events.summary()} if events is not None else {}),
             "fixes": {fix["id"]: fix["status"] for fix in status()["fixes"]},
             "script_error": None if script_error is None else {k: script_error[k] for k in ("type", "message")},
             "graphs": graphs,
@@ -569,7 +614,7 @@ def _run(
         output.write_manifest()
     finally:
         deactivate()
-        providers.set_provider(previous)
+        run_stack.close()  # the provider choice, and for torch_npu-wheel the deep stand-in and its backend
         device.use_soc(previous_soc)
     out = output.root
     if not args.quiet:
@@ -593,6 +638,8 @@ def _run(
                 f"{header_failures} C++ wrapper(s) failed the header check (errors: header_check in summary.json)",
                 file=sys.stderr,
             )
+        elif not any(graph["wrapper"] == "cpp" and graph["files"]["wrapper"] for graph in summary["graphs"]):
+            print("header check: no C++ wrapper was generated, so none was checked", file=sys.stderr)
         elif not args.quiet:
             print(f"every C++ wrapper compiles against torch's headers and {', '.join(check['headers'])}")
     if args.check_kernels:
@@ -605,7 +652,18 @@ def _run(
                 f"triton-ascend {check['triton_ascend']} ({check['source']}): {check['configs']} kernel config(s) "
                 f"to linalg in {check['seconds']} s: {verdict} (messages: kernel_check in summary.json)"
             )
+    fallbacks = summary.get("torch_npu_wheel", {}).get("fallbacks", [])
+    missing_stubs = summary["torch_npu_standin"].get("wheel", {}).get("missing_stubs", [])
+    if fallbacks:
+        print(
+            f"torch_npu took {len(fallbacks)} fallback(s) from its main codegen path (per kernel: torch_npu_events "
+            "in summary.json)",
+            file=sys.stderr,
+        )
+    if missing_stubs:
+        print(f"torch_npu reached native symbols with no stub: {', '.join(missing_stubs)}", file=sys.stderr)
     failed = (args.check_headers and header_failures) or (args.check_kernels and kernel_failures)
+    failed = failed or bool(fallbacks) or bool(missing_stubs)
     return 1 if script_error is not None or capture.failed() or failed or nothing is not None else 0
 
 

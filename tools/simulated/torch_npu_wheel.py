@@ -770,8 +770,8 @@ def _observing_linear_fallback(events: Events) -> Callable[[Any], Any]:
 
 TTIR_CHECK = (
     "TTIR check of each linear kernel (make_ttir_for_check: triton-ascend's ast_to_ttir) not run in this process: "
-    "it needs triton-ascend, which never shares a process with torch's triton; codegen --check-kernels lowers every "
-    "kernel through it in a worker"
+    "it needs triton-ascend, which never shares a process with torch's triton (the kernel-check worker cannot load "
+    "torch_npu's kernels yet: they import torch_npu._inductor.runtime)"
 )
 
 
