@@ -389,3 +389,58 @@ def test_a_bad_out_is_a_usage_error_naming_it(where: str, tmp_path: Path, capsys
         tmp_path.chmod(0o700)
     assert caught.value.code == 2
     assert f"--out {out}: {expected}" in capsys.readouterr().err
+
+
+def test_force_writes_beside_the_users_files_and_a_script_that_changes_directory_cannot_redirect_the_output(
+    tmp_path: Path,
+) -> None:
+    """--force into a foreign directory keeps its files; a relative --out means the directory codegen was started
+    in, even when the script chdirs to a place with files of the same names (they are not touched)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.csv").write_text("precious\n")
+    decoy = tmp_path / "elsewhere" / "out"
+    decoy.mkdir(parents=True)
+    (decoy / "summary.json").write_text("the user's own summary\n")
+    script = tmp_path / "chdir.py"
+    script.write_text(f"import os, torch\nos.chdir({str(tmp_path / 'elsewhere')!r})\n{ONE_GRAPH}")
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", "out", "--force"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (decoy / "summary.json").read_text() == "the user's own summary\n"
+    assert (out / "results.csv").read_text() == "precious\n"
+    summary = json.loads((out / "summary.json").read_text())
+    assert "results.csv" not in summary["files"] and len(summary["graphs"]) == 1
+
+
+def test_a_graph_error_without_a_message_is_shown_not_a_crash(capsys: pytest.CaptureFixture[str]) -> None:
+    """A bare `assert` in Inductor fails with an empty message: the progress line and the table still print."""
+    from npu_inductor_compat.tools.simulated.capture import GraphRecord
+    from npu_inductor_compat.tools.simulated.cli import Progress, _table
+
+    record = GraphRecord(index=0, kind="forward", wrapper="python", devices=("npu",))
+    record.error = {"type": "AssertionError", "message": "", "traceback": ""}
+    Progress(quiet=False).graph(record)
+    assert "graph 0: forward on npu: FAILED: AssertionError: (no message)" in capsys.readouterr().err
+    table = _table({"graphs": [{**record.summary(), "files": {}}]})
+    assert table.splitlines()[1].endswith("AssertionError: (no message)")
+
+
+def test_the_wheel_provider_on_a_line_without_a_stubbed_release_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import torch
+
+    from npu_inductor_compat.__main__ import main
+    from npu_inductor_compat.tools.simulated import torch_npu_wheel
+
+    try:
+        release = torch_npu_wheel.paired_release(torch.__version__)
+    except torch_npu_wheel.WheelUnavailable as err:
+        reason = str(err)
+    else:
+        pytest.skip(f"torch {torch.__version__} has a stubbed torch_npu release ({release})")
+    with pytest.raises(SystemExit) as caught:
+        main(["codegen", str(EXAMPLES / "pointwise_reduction.py"), "--provider", "torch_npu-wheel"])
+    assert caught.value.code == 2
+    assert f"--provider torch_npu-wheel: {reason}" in capsys.readouterr().err

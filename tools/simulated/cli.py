@@ -16,6 +16,7 @@ import contextlib
 import io
 import json
 import logging
+import os
 import runpy
 import sys
 import tempfile
@@ -165,7 +166,7 @@ class Output:
     """The --out directory: validated before the script runs; every file written is recorded in the manifest, and a
     later run deletes only the files its predecessor's manifest lists."""
 
-    root: Path
+    root: Path  # absolute: the script may change the working directory
     previous: list[str]  # files an earlier codegen run wrote here (from its manifest)
     written: list[str] = field(default_factory=list)
 
@@ -177,25 +178,35 @@ class Output:
             self.written.append(relative)
         return relative
 
-    def remove_previous(self) -> None:
-        for relative in self.previous:
+    def checkpoint(self) -> None:
+        """The manifest lists every file on disk either run wrote, so an interrupted run leaves nothing unlisted."""
+        self._write_manifest(set(self.previous) | set(self.written))
+
+    def finish(self) -> None:
+        """This run's files are all written: list them alone, then delete what only the previous run wrote (and the
+        folders that leaves empty)."""
+        self._write_manifest(set(self.written))
+        stale = set(self.previous) - set(self.written)
+        for relative in stale:
             path = self.root / relative
             if path.is_file() and not path.is_symlink():
                 path.unlink()
-        # folders the previous run created and left empty (graph_<n>/kernels, graph_<n>)
-        folders = {parent for relative in self.previous for parent in (self.root / relative).parents}
+        folders = {parent for relative in stale for parent in (self.root / relative).parents}
         for folder in sorted(folders, key=lambda path: len(path.parts), reverse=True):
             if folder != self.root and self.root in folder.parents and folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
 
-    def write_manifest(self) -> None:
-        manifest = {"tool": MANIFEST_TOOL, "version": 1, "files": sorted(self.written)}
-        (self.root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    def _write_manifest(self, files: set[str]) -> None:
+        manifest = {"tool": MANIFEST_TOOL, "version": 1, "files": sorted(files)}
+        temporary = self.root / f".{MANIFEST}.partial"
+        temporary.write_text(json.dumps(manifest, indent=2) + "\n")
+        os.replace(temporary, self.root / MANIFEST)  # a reader never sees half a manifest
 
 
 def prepare_output(out: Path, force: bool) -> Output:
     """Check --out before anything runs: a directory this command may write (created if missing), either empty, or
     written by an earlier codegen run (its manifest), or --force. Raises UsageError saying what is wrong."""
+    out = Path(os.path.abspath(out))  # the script may change the working directory before anything is written
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
     previous: list[str] = []
@@ -266,12 +277,18 @@ class Progress:
             where = f"of graph {record.forward} {where}"
         kernels = f"{len(record.kernels)} kernel{'s' if len(record.kernels) != 1 else ''}"
         if record.error is not None:
-            outcome = f"FAILED: {record.error['type']}: {record.error['message'].splitlines()[0][:100]}"
+            outcome = f"FAILED: {record.error['type']}: {first_line(record.error['message'])}"
         elif record.status == "not npu":
             outcome = f"not npu (no npu tensor), {kernels}"
         else:
             outcome = f"{record.wrapper} wrapper, {kernels}" + (", dynamic" if record.dynamic else "")
         self.say(f"graph {record.index}: {record.kind} {where}: {outcome}, {record.seconds:.1f} s")
+
+
+def first_line(message: str, width: int = 100) -> str:
+    """The first line of an error message, or "(no message)" (a bare assert in Inductor has none)."""
+    lines = message.strip().splitlines()
+    return lines[0][:width] if lines else "(no message)"
 
 
 def split_script_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -285,13 +302,14 @@ def split_script_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 
 @contextmanager
 def _script_argv(script: Path, script_args: Sequence[str]) -> Iterator[None]:
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     sys.argv = [str(script), *script_args]
     sys.path.insert(0, str(script.parent.resolve()))
     try:
         yield
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+        os.chdir(saved_cwd)  # a training script may chdir; codegen's own paths are absolute anyway
 
 
 def _inductor_settings(cpp_wrapper: bool, dynamic: bool) -> ExitStack:
@@ -329,6 +347,7 @@ def _write_graph(output: Output, graph: Any) -> dict[str, Any]:
 
     folder = f"graph_{graph.index}"
     files: dict[str, Any] = {"wrapper": None, "wrapper_module": None, "kernels": {}, "error": None}
+    # "error": the graph's traceback file; "wrapper_error": why a C++ wrapper has no wrapper.cpp
     if graph.wrapper_source is not None:
         if graph.wrapper == "cpp":
             # Inductor hands back a Python module that compiles the C++ it carries: keep both, the C++ as C++
@@ -336,7 +355,7 @@ def _write_graph(output: Output, graph: Any) -> dict[str, Any]:
             try:
                 files["wrapper"] = output.write(f"{folder}/wrapper.cpp", headers.cpp_source(graph.wrapper_source))
             except ValueError as err:
-                files["error"] = f"no C++ found in the wrapper module: {err}"
+                files["wrapper_error"] = f"no C++ found in the wrapper module: {err}"
         else:
             files["wrapper"] = output.write(f"{folder}/wrapper.py", graph.wrapper_source)
     for name, fragment in graph.kernels.items():
@@ -359,7 +378,7 @@ def _table(summary: dict[str, Any]) -> str:
     rows = [("graph", "compile", "kind", "device", "wrapper", "kernels", "status")]
     for graph in summary["graphs"]:
         error = graph["error"]
-        status = graph["status"] if error is None else f"{error['type']}: {error['message'].splitlines()[0][:90]}"
+        status = graph["status"] if error is None else f"{error['type']}: {first_line(error['message'], 90)}"
         if "header_check" in graph:
             status += ", headers ok" if graph["header_check"] == "ok" else ", HEADER CHECK FAILED"
         if "kernel_check" in graph:
@@ -449,6 +468,7 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
         except ValueError as err:
             parser.error(str(err))
     from npu_inductor_compat.tools.simulated import device, soc
+    from npu_inductor_compat.version import installed_torch as torch_version
 
     try:
         chosen_soc = soc.get_soc(args.soc if args.soc is not None else soc.DEFAULT_SOC)
@@ -460,8 +480,7 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
     if args.provider == "torch_npu-wheel":
         from npu_inductor_compat.tools.simulated import torch_npu_wheel
 
-        known |= {record.id for record in torch_npu_wheel.provider().records()}
-        known |= {record.id for record in torch_npu_wheel.backend_records()}
+        known |= {record.id for record in torch_npu_wheel.provider().records()}  # (its backend loading is not)
     unknown = sorted(set(args.without_fix) - known)
     if unknown:
         parser.error(f"--without-fix: unknown id(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
@@ -488,6 +507,13 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
     ):
         if given and not args.cpp_wrapper:
             parser.error(f"{flag} concerns the C++ wrapper: add --cpp-wrapper")
+    if args.provider == "torch_npu-wheel":
+        from npu_inductor_compat.tools.simulated import torch_npu_wheel
+
+        try:
+            torch_npu_wheel.paired_release(torch_version().text)
+        except torch_npu_wheel.WheelUnavailable as err:
+            parser.error(f"--provider torch_npu-wheel: {err}")
     try:
         output = prepare_output(Path(args.out), args.force)
     except UsageError as err:
@@ -550,6 +576,7 @@ def _run(
             f"backend {status()['backend']})"
         )
         script_error = None
+        script_imported_torch_npu = False
         header_failures = kernel_failures = 0
         torch._dynamo.reset()
         with (
@@ -563,14 +590,18 @@ def _run(
             # our capture turns Inductor's caches off, and Dynamo says so once per run: not the script's business
             warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
             try:
-                runpy.run_path(str(script), run_name="__main__")
+                namespace = runpy.run_path(str(script), run_name="__main__")
+                # the deep stand-in is imported by torch_npu's backend before the script runs, so the finder never
+                # sees the script's own import: read it from the script's globals
+                script_imported_torch_npu = any(value is sys.modules.get("torch_npu") for value in namespace.values())
             except SystemExit as exit_:
                 if exit_.code not in (None, 0):
                     script_error = {"type": "SystemExit", "message": str(exit_.code), "traceback": ""}
+            except KeyboardInterrupt:
+                raise
             except BaseException as err:  # the script's own failure is reported, not raised
                 script_error = {"type": type(err).__name__, "message": str(err), "traceback": traceback.format_exc()}
         torch._dynamo.reset()
-        output.remove_previous()
         graphs = []
         by_kernel = events.by_kernel() if events is not None else {}
         for graph in capture.graphs:
@@ -579,6 +610,7 @@ def _run(
             if events is not None:  # what torch_npu's codegen did instead of its main path, per kernel
                 entry["torch_npu_events"] = {name: by_kernel[name] for name in graph.kernels if name in by_kernel}
             graphs.append(entry)
+            output.checkpoint()
         if script_error is not None:
             output.write("script_error.txt", script_error["traceback"])
         summary: dict[str, Any] = {
@@ -594,7 +626,8 @@ def _run(
             "dynamic_flag": args.dynamic,
             "without_fix": sorted(set(args.without_fix)),
             "kernel_metadata": metadata,
-            "torch_npu_standin": standin.summary(),
+            "torch_npu_standin": {**standin.summary(), "imported": standin.imported or script_imported_torch_npu},
+            "npu_options": device.simulated_options(),  # what the script set with torch.npu.set_option & co
             **({"torch_npu_wheel": events.summary()} if events is not None else {}),
             "fixes": {fix["id"]: fix["status"] for fix in status()["fixes"]},
             "script_error": None if script_error is None else {k: script_error[k] for k in ("type", "message")},
@@ -610,8 +643,9 @@ def _run(
                 kernel_failures = kernel_check.check(output.root, summary)
         output.written.append(SUMMARY)
         summary["files"] = sorted(output.written)
+        output.checkpoint()
         (output.root / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n")
-        output.write_manifest()
+        output.finish()
     finally:
         deactivate()
         run_stack.close()  # the provider choice, and for torch_npu-wheel the deep stand-in and its backend
@@ -621,7 +655,7 @@ def _run(
         print(_table(summary))
         print(f"wrote {out / SUMMARY}")
     if script_error is not None:
-        message = script_error["message"].splitlines()[0] if script_error["message"] else ""
+        message = first_line(script_error["message"]) if script_error["message"] else ""
         print(
             f"the script raised {script_error['type']}: {message} (traceback: {out / 'script_error.txt'})",
             file=sys.stderr,

@@ -347,7 +347,7 @@ STUBS: tuple[Stub, ...] = (
         f"{NATIVE}:_npu_get_soc_version",
         "torch_npu/npu/_backends.py get_soc_version(), read at import by torch_npu/_inductor/config.py "
         "(is_ascend950, the vector-core count and the tiling limits follow the SoC)",
-        "the simulated SoC's number (soc.py soc_version: NpuVariables.h SocVersion, e.g. 222 for Ascend910B3)",
+        "the simulated SoC's number (soc.py soc_version: NpuVariables.h SocVersion, e.g. 223 for Ascend910B3)",
         "torch_npu/csrc/npu/Module.cpp THNPModule_npu_get_soc_version (c10_npu::GetSocVersion())",
         lambda _depth: _soc_version,
     ),
@@ -917,7 +917,10 @@ def wheel_run(version: str | None = None) -> Iterator[tuple[Any, DeviceProvider,
             # codegen keeps what it generates in --out; Inductor's debug trace would write torch_compile_debug/
             # into the working directory at every compile (it changes no generated code)
             stack.enter_context(inductor_config.patch({DEBUG_TRACE: False}))
-            events.config_changes[DEBUG_TRACE]["codegen"] = "False: the debug trace writes into the working directory"
+            change = events.config_changes.setdefault(
+                DEBUG_TRACE, {"before": repr(before.get(DEBUG_TRACE)), "after": repr(after.get(DEBUG_TRACE))}
+            )
+            change["codegen"] = "False: the debug trace writes into the working directory"
         previous = providers.set_provider(chosen)
         stack.callback(providers.set_provider, previous)
         yield use, chosen, events
