@@ -47,6 +47,7 @@ def test_pointwise_gets_triton_kernels_and_a_python_wrapper_for_npu(pointwise: A
         ("backward", "npu", "ok", "python", None),
     ]
     assert summary["backend"] == "triton" and summary["script_error"] is None
+    assert summary["torch_npu_standin"] == {"imported": False, "not_simulated": []}  # this script does not import it
     for graph in summary["graphs"]:
         folder = tmp / "out" / f"graph_{graph['index']}"
         assert graph["files"]["wrapper"] == f"graph_{graph['index']}/wrapper.py"

@@ -593,7 +593,8 @@ def _run(
                 namespace = runpy.run_path(str(script), run_name="__main__")
                 # the deep stand-in is imported by torch_npu's backend before the script runs, so the finder never
                 # sees the script's own import: read it from the script's globals
-                script_imported_torch_npu = any(value is sys.modules.get("torch_npu") for value in namespace.values())
+                module = sys.modules.get("torch_npu")
+                script_imported_torch_npu = module is not None and any(value is module for value in namespace.values())
             except SystemExit as exit_:
                 if exit_.code not in (None, 0):
                     script_error = {"type": "SystemExit", "message": str(exit_.code), "traceback": ""}
