@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npu_inductor_compat.tools.simulated.capture import kernel_definition
 from npu_inductor_compat.tools.simulated.cli import MANIFEST, MANIFEST_TOOL, SUMMARY
 
 SAME, DIFFERENT, TROUBLE = 0, 1, 2
@@ -342,19 +343,6 @@ def _is_jit(function: ast.FunctionDef) -> bool:
 def _column(line: str, utf8_offset: int) -> int:
     """ast's column offsets count UTF-8 bytes."""
     return len(line.encode()[:utf8_offset].decode(errors="ignore"))
-
-
-def _source_in_fragment(fragment: str) -> str | None:
-    """The kernel source a fragment (``name = async_compile.triton('name', '''...''', ...)``) passes."""
-    try:
-        tree = ast.parse(fragment)
-    except SyntaxError:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _is_async_compile(node.func):
-            texts = [arg.value for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
-            return texts[1] if len(texts) >= 2 else None
-    return None
 
 
 def _is_async_compile(func: ast.expr) -> bool:
@@ -682,7 +670,7 @@ class _GraphSide:
             source = self.output.read(entry.get("source"))
             if source is None:
                 fragment = self.output.read(entry.get("fragment"))
-                source = _source_in_fragment(fragment) if fragment is not None else None
+                source = kernel_definition(fragment).source if fragment is not None else None
                 source = source if source is not None else fragment
             if source is None:
                 kernel = KernelSource("", body="", note="no source or fragment file in this output")
