@@ -8,7 +8,7 @@ record by construction (tests/test_lines.py adds a synthetic line and checks it)
 from __future__ import annotations
 
 from npu_inductor_compat.activation import Plan
-from npu_inductor_compat.common import backends, flex, launch_fixes
+from npu_inductor_compat.common import backends, flex, launch_fixes, torch_npu_fixes
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.patching import Patch
 
@@ -19,6 +19,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         flex.DECODING_SPLIT_FROM_DEVICE,
         launch_fixes.AUTOTUNER_KERNEL_METADATA,
         launch_fixes.cpp_wrapper_workspace_locks(adapters),
+        *torch_npu_fixes.FIXES,
     )
 
 

@@ -107,6 +107,24 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "common/layers.py ascendc-should-partition-hook calls it (scheduler, node, orig_fn) when the backend has it",
         Call(positional=3),
     ),
+    Hook(
+        "index-kernel-filter-masks",
+        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.filter_masks",),
+        "common/torch_npu_fixes.py torch-npu-masked-load-size-symbols wraps it and its probe calls it "
+        "(mask_vars, index_vars) on the releases whose filter_masks takes index_vars",
+    ),
+    Hook(
+        "index-kernel-persistent-reduction",
+        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.should_use_persistent_reduction",),
+        "common/torch_npu_fixes.py torch-npu-persistent-reduction-ub wraps it and its probe calls it (absent where "
+        "the index kernel leaves the decision to torch's choices, 2.12.0.post3)",
+        Call(positional=0),
+    ),
+    Hook(
+        "npu-config-ascend950",
+        ("torch_npu._inductor.config:is_ascend950",),
+        "common/torch_npu_fixes.py torch-npu-persistent-reduction-ub reads it (the SoC is an Ascend950)",
+    ),
 )
 
 HOOKS: dict[str, Hook] = {hook.id: hook for hook in TORCH_NPU_HOOKS}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from npu_inductor_compat.dispatch import LineChoice, resolve
-from npu_inductor_compat.patching import Journal, Patch, PatchError
+from npu_inductor_compat.patching import Journal, Patch, PatchError, absent_targets
 from npu_inductor_compat.registry import fix_records
 from npu_inductor_compat.state import STATE
 from npu_inductor_compat.version import TORCH_VERSION_ENV, installed_versions
@@ -83,6 +83,9 @@ def _decide(record: Patch, line: str, disabled: frozenset[str], journal: Journal
         return Decision(record, "skipped", f"disabled by {DISABLE_ENV}")
     if journal.is_applied(record.id):
         return Decision(record, "applied", "")  # its probe would now see our own change
+    absent = absent_targets(record)
+    if absent is not None:
+        return Decision(record, "skipped", f"nothing to patch: {absent}")
     if record.upstream_has_fix is not None:
         try:
             has_fix = record.upstream_has_fix()

@@ -110,6 +110,9 @@ class Patch:
     # Ids of records this one is useless or harmful without (e.g. a launch that reads what another record stores):
     # the journal refuses to apply it unless each is applied, in the same batch, or declared satisfied.
     requires: tuple[str, ...] = ()
+    # For a record that patches another package's code (e.g. "torch_npu"), every change optional: when none of its
+    # targets exists here, the record is "skipped", naming what is absent, before its probe runs.
+    patches_package: str | None = None
 
     def __post_init__(self) -> None:
         if not self.id or not self.id.replace("-", "").replace("_", "").isalnum():
@@ -121,6 +124,8 @@ class Patch:
                 raise ValueError(f"patch {self.id!r} needs a non-empty {name!r}")
         if self.id in self.requires:
             raise ValueError(f"patch {self.id!r} cannot require itself")
+        if self.patches_package is not None and not all(change.optional for change in self.changes):
+            raise ValueError(f"patch {self.id!r} patches {self.patches_package}: every change must be optional")
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -365,6 +370,24 @@ class RegistrationEdit(Edit):
 
 
 EDITS: dict[str, type[Edit]] = {edit.kind: edit for edit in (AttrEdit, ListItemEdit, DictItemEdit, RegistrationEdit)}
+
+
+def absent_targets(patch: Patch) -> str | None:
+    """For a record with ``patches_package``: why there is nothing to patch here (none of its targets exists),
+    naming the first target and the reason; None when a target exists (or the record patches no other package)."""
+    if patch.patches_package is None:
+        return None
+    reasons = []
+    for change in patch.changes:
+        try:
+            owner, name = _resolve_owner(patch.id, change)
+        except PatchTargetMissing as err:
+            reasons.append(str(err).removeprefix(f"patch {patch.id!r}: "))
+            continue
+        if hasattr(owner, name):
+            return None
+        reasons.append(f"target {change.target!r} does not exist")
+    return f"{patch.patches_package}'s code is not here ({reasons[0]})"
 
 
 def _apply_change(patch_id: str, change: Change) -> Edit | None:

@@ -86,7 +86,9 @@ def test_a_synthetic_line_gets_every_shared_record_and_none_is_skipped_for_it(mo
         decision = activation._decide(record, "v2_99", frozenset(), journal)
         if record.id in shared:
             assert "v2_99" in record.applies_to()
-            assert decision.status in ("applied", "not needed"), (record.id, decision)
+            # (a record patching torch_npu's code is skipped where that code is absent, saying so)
+            absent = decision.status == "skipped" and decision.detail.startswith("nothing to patch:")
+            assert decision.status in ("applied", "not needed") or absent, (record.id, decision)
         # another line's own record is judged by its probe on the new line, never "skipped" unjudged
         assert not (decision.status == "skipped" and "written for" in decision.detail), (record.id, decision)
 

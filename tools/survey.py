@@ -594,6 +594,72 @@ def _ascendc_partition_hook(sources: Sources) -> Finding:
     return Finding(False, "ascendc/__init__.py has no backend should_partition hook")
 
 
+INDEX_KERNEL_FILE = "torch_npu/_inductor/codegen/triton.py"
+
+
+def _index_kernel_method(sources: Sources, method: str) -> ast.FunctionDef | str | None:
+    """torch_npu's ``NPUIndexTritonKernel.<method>``; a string saying what is absent when there is none."""
+    tree = sources.tree(INDEX_KERNEL_FILE)
+    if tree is None:
+        return f"no {INDEX_KERNEL_FILE}"
+    for node in _module_scope(tree.body):
+        if isinstance(node, ast.ClassDef) and node.name == "NPUIndexTritonKernel":
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == method:
+                    return item
+            return None
+    return f"no NPUIndexTritonKernel in {INDEX_KERNEL_FILE}"
+
+
+def _masked_load_keeps_guard(sources: Sources) -> Finding:
+    found = _index_kernel_method(sources, "filter_masks")
+    if isinstance(found, str) or found is None:
+        return Finding(True, found or "NPUIndexTritonKernel has no filter_masks of its own")
+    reads = [
+        node for node in ast.walk(found) if isinstance(node, ast.Attribute) and node.attr == "current_subblock_axis"
+    ]
+    if not reads:
+        return Finding(True, "filter_masks has no subblock-axis filter (it drops no guarding mask)")
+    filtered = any(
+        isinstance(node, ast.comprehension)
+        and node.ifs
+        and any(
+            isinstance(part, ast.Attribute) and part.attr == "current_subblock_axis" for part in ast.walk(node.iter)
+        )
+        for node in ast.walk(found)
+    )
+    if filtered:
+        return Finding(True, "filter_masks filters current_subblock_axis before its subset test (size symbols out)")
+    return Finding(False, "filter_masks tests the subblock axes as recorded, size symbols included")
+
+
+def _hint_thresholds(function: ast.FunctionDef) -> set[int]:
+    """The thresholds a persistent-reduction heuristic gives ReductionHint.INNER (dict literals keyed by it)."""
+    found = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if key is not None and _dotted(key).endswith("ReductionHint.INNER") and isinstance(value, ast.Constant):
+                    found.add(value.value)
+    return found
+
+
+def _persistent_reduction_budget(sources: Sources) -> Finding:
+    found = _index_kernel_method(sources, "should_use_persistent_reduction")
+    if isinstance(found, str) or found is None:
+        return Finding(True, found or "NPUIndexTritonKernel leaves persistent reductions to torch's heuristic")
+    thresholds = _hint_thresholds(found)
+    per_soc = any(
+        isinstance(node, ast.Name | ast.Attribute) and _dotted(node).endswith("is_ascend950")
+        for node in ast.walk(found)
+    )
+    if per_soc and min(thresholds, default=4096) <= 1024:
+        return Finding(
+            True, f"should_use_persistent_reduction: INNER thresholds {sorted(thresholds)}, per SoC (is_ascend950)"
+        )
+    return Finding(False, f"should_use_persistent_reduction: INNER threshold {sorted(thresholds)} on every SoC")
+
+
 FIX_DETECTORS: tuple[Detector, ...] = (
     Detector(
         "flex-backward-symbolic-grid",
@@ -635,6 +701,18 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "ascendc-should-partition-hook",
         "the ascendc package wraps Scheduler.should_partition through scheduler_should_partition_override",
         _ascendc_partition_hook,
+    ),
+    Detector(
+        "torch-npu-masked-load-size-symbols",
+        "NPUIndexTritonKernel.filter_masks filters size symbols out of current_subblock_axis, or has no subblock-axis "
+        "filter at all",
+        _masked_load_keeps_guard,
+    ),
+    Detector(
+        "torch-npu-persistent-reduction-ub",
+        "NPUIndexTritonKernel.should_use_persistent_reduction allows at most 1024 INNER elements off Ascend950 (or "
+        "the index kernel has no such heuristic of its own)",
+        _persistent_reduction_budget,
     ),
 )
 

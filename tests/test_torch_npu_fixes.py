@@ -1,0 +1,159 @@
+"""Records for torch_npu codegen bugs that only some of its release branches fixed (common/torch_npu_fixes.py).
+
+torch_npu cannot run here, so the bugs are shown one level below the device: torch_npu's real released Inductor code
+(the torch_npu-wheel provider, tools/simulated/torch_npu_wheel.py) generates the kernels for the simulated NPU, and
+the tests read the generated Triton source. With the records the kernels are right; with them disabled
+(``--without-fix``) the same run shows each bug. The records' probes run torch_npu's own methods, so the verdict on
+each line comes from the installed torch_npu; it is checked against the survey's static reading of the same wheel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from npu_inductor_compat.common import torch_npu_fixes
+from npu_inductor_compat.patching import Change, Patch, absent_targets
+from npu_inductor_compat.tools import survey
+from npu_inductor_compat.tools.simulated import torch_npu_wheel
+from npu_inductor_compat.tools.simulated.torch_npu_wheel import WheelUnavailable
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_branch_fixes.py"
+ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
+IDS = tuple(record.id for record in torch_npu_fixes.FIXES)
+# a load guarded by a computed mask (tl.load(ptr + (index), tmpN, ...)), not only by the axis masks
+GUARDED_LOAD = re.compile(r"tl\.load\([^,]+,\s*tmp\d+\b")
+REDUCTION_DECORATOR = re.compile(r"^@\w+\.(persistent_reduction|reduction)\w*\(", re.MULTILINE)
+
+
+def reduction_kind(source: str) -> str | None:
+    found = REDUCTION_DECORATOR.search(source)
+    return found.group(1) if found else None
+
+
+# ------------------------------------------------------------------------------------------------ in this process
+def test_size_symbols_are_told_from_kernel_axes() -> None:
+    for name in ("s0", "s27", "ps1", "i3"):
+        assert torch_npu_fixes.is_size_symbol(name), name
+    for name in ("x0", "y1", "r2", "s", "ks0", "tmp3", "sx0"):
+        assert not torch_npu_fixes.is_size_symbol(name), name
+
+
+def test_without_torch_npus_code_the_records_are_skipped_saying_why() -> None:
+    """No torch_npu in this environment: nothing to patch, said per record, before any probe runs."""
+    from npu_inductor_compat.activation import activate, deactivate
+
+    try:
+        report = activate()
+    finally:
+        deactivate()
+    found = {fix["id"]: fix for fix in report["fixes"]}
+    for fix_id in IDS:
+        assert found[fix_id]["status"] == "skipped", found[fix_id]
+        assert "nothing to patch: torch_npu's code is not here" in found[fix_id]["detail"], found[fix_id]
+
+
+def test_a_record_for_another_package_needs_optional_changes_and_reports_what_is_absent() -> None:
+    with pytest.raises(ValueError, match="every change must be optional"):
+        Patch("x", "why", "up", "when", (Change("json:dumps", lambda old: old),), patches_package="json")
+    present = Patch(
+        "x", "why", "up", "when", (Change("json:dumps", lambda old: old, optional=True),), patches_package="json"
+    )
+    assert absent_targets(present) is None
+    gone = Patch(
+        "x",
+        "why",
+        "up",
+        "when",
+        (
+            Change("json:no_such_function", lambda old: old, optional=True),
+            Change("no_such_module_here:f", lambda old: old, optional=True),
+        ),
+        patches_package="json",
+    )
+    assert absent_targets(gone) == "json's code is not here (target 'json:no_such_function' does not exist)"
+
+
+# ------------------------------------------------------------------------------------------------ torch_npu's code
+@pytest.fixture(scope="module")
+def wheel_release() -> str:
+    import torch
+
+    try:
+        release = torch_npu_wheel.paired_release(torch.__version__)
+        torch_npu_wheel.unpacked(release)
+    except WheelUnavailable as err:
+        pytest.skip(f"no torch_npu wheel to run on this torch line: {err}")
+    return release
+
+
+def codegen(tmp_path: Path, name: str, *extra: str) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path / name
+    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--provider", "torch_npu-wheel"]
+    done = subprocess.run(
+        [*command, "--out", str(out), "--quiet", *extra],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out, json.loads((out / "summary.json").read_text())
+
+
+def kernel_sources(out: Path, summary: dict[str, Any], graph: int) -> dict[str, str]:
+    kernels = summary["graphs"][graph]["files"]["kernels"]
+    return {name: (out / entry["source"]).read_text() for name, entry in kernels.items()}
+
+
+def verdicts(release: str) -> dict[str, str]:
+    report = survey.survey(survey.fetch(release))
+    return {fix["id"]: fix["status"] for fix in report.fixes}
+
+
+def test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it(
+    wheel_release: str, tmp_path: Path
+) -> None:
+    """The same script through torch_npu's released codegen, with and without the records; where the installed
+    torch_npu has a fix (its probe says "not needed"), both runs must generate the fixed code."""
+    fixed_out, fixed = codegen(tmp_path, "with")
+    plain_out, plain = codegen(tmp_path, "without", "--without-fix", *IDS)
+    status = fixed["fixes"]
+    assert all(status[fix_id] in ("applied", "not needed", "skipped") for fix_id in IDS), status
+    assert plain["without_fix"] == sorted(IDS)
+
+    # the survey reads the same wheel statically: carried exactly where the probe finds nothing to fix
+    carried = verdicts(wheel_release)
+    for fix_id in IDS:
+        assert (carried[fix_id] == "carried") == (status[fix_id] != "applied"), (fix_id, carried, status)
+
+    for summary in (fixed, plain):
+        assert [graph["status"] for graph in summary["graphs"]] == ["ok", "ok"]
+        assert summary["torch_npu_wheel"]["fallbacks"] == []
+
+    # 1. slice_scatter over dynamic sizes: the shorter tensor's load keeps its guarding mask
+    (scatter,) = kernel_sources(fixed_out, fixed, 0).values()
+    (scatter_plain,) = kernel_sources(plain_out, plain, 0).values()
+    assert "'grid_type': 'GridNpu'" in scatter and GUARDED_LOAD.search(scatter), scatter
+    bug_shown = GUARDED_LOAD.search(scatter_plain) is None
+    assert bug_shown == (status[torch_npu_fixes.MASKED_LOAD_SIZE_SYMBOLS.id] == "applied"), scatter_plain
+
+    # 2. softmax over 2048 elements per row on an Ascend910B3: a looped reduction, not a persistent one
+    # (the heuristics decorator says which: reduction loops over the row, persistent_reduction holds it whole;
+    # torch_npu's differ per release: triton_heuristics.reduction on 2.7.1, npu_triton_heuristics.reduction_npu_index
+    # on 2.12)
+    (softmax,) = kernel_sources(fixed_out, fixed, 1).values()
+    (softmax_plain,) = kernel_sources(plain_out, plain, 1).values()
+    assert reduction_kind(softmax) == "reduction", softmax
+    bug_shown = reduction_kind(softmax_plain) == "persistent_reduction"
+    assert bug_shown == (status[torch_npu_fixes.PERSISTENT_REDUCTION_UB.id] == "applied"), softmax_plain
