@@ -108,6 +108,12 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         Call(positional=3),
     ),
     Hook(
+        "runtime-triton-helpers",
+        ("torch_npu._inductor.runtime.triton_helpers",),
+        "tools/simulated/kernel_check.py: the TTIR worker binds `extension` in it where triton-ascend 3.2.0 has no "
+        "tl.extra.cann (the 2.7.1.post11 and 2.9.0.post9 kernels import it from there)",
+    ),
+    Hook(
         "index-kernel-filter-masks",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.filter_masks",),
         "common/torch_npu_fixes.py torch-npu-masked-load-size-symbols wraps it and its probe calls it "

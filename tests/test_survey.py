@@ -409,6 +409,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "ascendc-partition-override",
             "index-kernel-persistent-reduction",
             "npu-config-ascend950",
+            "runtime-triton-helpers",
         },
         "layouts": {
             "cpp-wrapper": "torch_npu._inductor.codegen.cpp_wrapper:CppWrapperNpu",
@@ -431,7 +432,12 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-persistent-reduction-ub": CARRIED,
         },
         "lock_init": [],
-        "missing": {"triton-support-ffts", "index-kernel-persistent-reduction", "npu-config-ascend950"},
+        "missing": {
+            "triton-support-ffts",
+            "index-kernel-persistent-reduction",
+            "npu-config-ascend950",
+            "runtime-triton-helpers",
+        },
         "layouts": {
             "cpp-wrapper": "torch_npu._inductor.codegen.cpp_wrapper:CppWrapperNpu",
             "autotuner-save-kernel": "torch_npu._inductor.npu_triton_heuristics:NPUCachingAutotuner.save_gpu_kernel",

@@ -477,24 +477,12 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
     line_module = resolve()[1]
     known = {record.id for record in fix_records()} | set(layers.all_layer_ids(line_module.ADAPTERS))
     known |= {record.id for record in device.PROVIDER.records()}
-    if args.provider == "torch_npu-wheel":
-        from npu_inductor_compat.tools.simulated import torch_npu_wheel
-
-        known |= {record.id for record in torch_npu_wheel.provider().records()}  # (its backend loading is not)
-    unknown = sorted(set(args.without_fix) - known)
-    if unknown:
-        parser.error(f"--without-fix: unknown id(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
     metadata: dict[str, Any] = {}
     if args.kernel_metadata is not None:
         try:
             metadata = parse_kernel_metadata(args.kernel_metadata)
         except ValueError as err:
             parser.error(str(err))
-    if args.provider == "torch_npu-wheel" and args.check_kernels:
-        parser.error(
-            "--check-kernels does not work with --provider torch_npu-wheel yet: torch_npu's kernels import "
-            "torch_npu._inductor.runtime, which triton-ascend's worker process cannot load"
-        )
     if args.provider == "torch_npu-wheel" and args.cpp_wrapper:
         parser.error(
             "--cpp-wrapper does not work with --provider torch_npu-wheel yet: saving a kernel's launch parameters "
@@ -511,9 +499,14 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
         from npu_inductor_compat.tools.simulated import torch_npu_wheel
 
         try:
-            torch_npu_wheel.paired_release(torch_version().text)
+            release = torch_npu_wheel.paired_release(torch_version().text)
         except torch_npu_wheel.WheelUnavailable as err:
             parser.error(f"--provider torch_npu-wheel: {err}")
+        # its records depend on the release (torch_npu_wheel.RELEASES); its backend loading is not offered
+        known |= {record.id for record in torch_npu_wheel.provider(release=release).records()}
+    unknown = sorted(set(args.without_fix) - known)
+    if unknown:
+        parser.error(f"--without-fix: unknown id(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
     try:
         output = prepare_output(Path(args.out), args.force)
     except UsageError as err:
@@ -697,6 +690,20 @@ def _run(
         )
     if missing_stubs:
         print(f"torch_npu reached native symbols with no stub: {', '.join(missing_stubs)}", file=sys.stderr)
+    # torch_npu's TTIR check (run in a triton-ascend worker): a rejected kernel is one of the fallbacks above
+    checks = summary.get("torch_npu_wheel", {}).get("checks", [])
+    for result, said in (("failed", "rejected"), ("error", "could not check")):
+        found = [check for check in checks if check["result"] == result]
+        if found:
+            lines = [line for line in found[0]["error"].splitlines() if line.strip()] or [""]
+            # a compile error ends with the compiler's reason; a worker's error starts with what happened to it
+            reason = lines[-1] if result == "failed" else lines[0]
+            kernels = ", ".join(found[0]["kernels"]) or "(kernel unknown)"
+            print(
+                f"torch_npu's TTIR check {said} {len(found)} kernel(s), e.g. {kernels}: "
+                f"{first_line(reason.strip(), 160)} (checks in summary.json)",
+                file=sys.stderr,
+            )
     failed = (args.check_headers and header_failures) or (args.check_kernels and kernel_failures)
     failed = failed or bool(fallbacks) or bool(missing_stubs)
     return 1 if script_error is not None or capture.failed() or failed or nothing is not None else 0

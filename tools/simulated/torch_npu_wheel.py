@@ -17,7 +17,9 @@ needs no NPU to *generate* kernels, only torch_npu's native module for a handful
 - :func:`provider` is the device provider ``torch_npu-wheel``: the simulated NPU's device interface, torch_npu's
   raw-stream import and codegen classes, and records that load torch_npu's Inductor backend (its own registration,
   as ``import torch_npu._inductor`` does on hardware) and make torch_npu's silent fallbacks visible
-  (:class:`Events`, per kernel).
+  (:class:`Events`, per kernel). What those records aim at differs between releases (2.12.0.post3's ``_inductor``
+  is reorganised: no combined scheduling, no linear/no_linear choice, no TTIR check): :data:`RELEASES` names it per
+  release, each target read in that release's wheel (tests check the table against the wheels).
 
 torch_npu's ``_inductor`` patches torch when imported and offers no undo: after a run with the deep stand-in the
 process keeps those patches (the codegen command runs one script per process; tests use subprocesses).
@@ -51,32 +53,34 @@ __all__ = [
     "HOLLOW",
     "PAIRED",
     "PROVIDER_NAME",
+    "RELEASES",
     "STUBS",
     "Events",
     "MissingStub",
+    "ReleaseTargets",
     "Stub",
     "WheelDepth",
     "WheelTree",
     "WheelUnavailable",
     "paired_release",
     "provider",
+    "release_targets",
     "unpacked",
 ]
 
 PACKAGE = "torch_npu"
 CUSTOM_OPS = "torch_npu.utils.custom_ops"
+# torch_npu's Meta kernels for its operators (and a few aten ones), registered at import (torch.library.Library)
+META_REGISTRATIONS = "torch_npu.op_plugin.meta._meta_registrations"
 # The wheel's top-level packages: torch_npu, and torchnpugen (its code generator's tables, pure Python; torch_npu's
 # lowering reads torchnpugen.aoti.fallback_ops)
 TOP_LEVEL = (PACKAGE, "torchnpugen")
 PROVIDER_NAME = "torch_npu-wheel"
 # The torch_npu release whose _inductor runs on each torch line (major.minor -> torch_npu version). Each release is
 # built for one torch (its metadata's Requires-Dist torch==X); the stubs are checked against these releases only.
-PAIRED: dict[str, str] = {"2.7": "2.7.1.post11"}
+PAIRED: dict[str, str] = {"2.7": "2.7.1.post11", "2.9": "2.9.0.post9", "2.12": "2.12.0.post3"}
 # Lines tried but not yet stubbed, and why (a paired release that exists but does not run yet).
-NOT_YET: dict[str, str] = {
-    "2.9": "torch_npu 2.9.0.post9 (for torch 2.9.0) is not stubbed yet",
-    "2.12": "torch_npu 2.12.0.post3 (for torch 2.12.0) is not stubbed yet; its _inductor package is reorganised",
-}
+NOT_YET: dict[str, str] = {}
 UNPACKED_DIR = "torch_npu_python"  # beside the survey's wheel cache: <cache>/../torch_npu_python/<version>/torch_npu
 
 
@@ -243,14 +247,15 @@ def _native_class(qualified: str) -> type:
     """A stand-in for a pybind11 class: subclassable (torch_npu's Python subclasses it at import), but creating an
     instance raises MissingStub naming it (nothing on the codegen path does)."""
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+    # __new__, not __init__: torch_npu's subclasses define their own __new__ (torch_npu/npu/streams.py Stream)
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
         raise MissingStub(
-            f"{qualified}() was called: the stub only lets torch_npu subclass the native class; an instance needs "
-            "torch_npu's native library (add a stub that does what the caller needs)"
+            f"{qualified}() was called (creating a {cls.__name__}): the stub only lets torch_npu subclass the native "
+            "class; an instance needs torch_npu's native library (add a stub that does what the caller needs)"
         )
 
     module, _, name = qualified.partition(":")
-    return type(name, (), {"__init__": __init__, "__module__": module, "__doc__": f"stub of {qualified}"})
+    return type(name, (), {"__new__": __new__, "__module__": module, "__doc__": f"stub of {qualified}"})
 
 
 NATIVE = "torch_npu._C"
@@ -317,12 +322,26 @@ HOLLOW: tuple[Hollow, ...] = (
         "imports the operator utilities (combine_tensors, asd_detector, serialization, ...), which need _C",
     ),
     Hollow(
+        "torch_npu.op_plugin",
+        "the stand-in imports its meta/_meta_registrations.py (torch_npu's Meta kernels, as torch_npu's "
+        "initialisation does); the package's __init__ loads the ATB library (atb/_atb_ops.py _patch_atb_and_loadso)",
+    ),
+    Hollow(
         "torch_npu.profiler",
         "torch_npu/_inductor/profiler.py and select_algorithm.py import the message helpers of "
         "torch_npu.profiler.analysis and the trace handler; the package's __init__ loads the whole NPU profiler "
         "(torch_npu._C._profiler, torch_npu.npu streams, mstx)",
     ),
 )
+
+
+def _cann_version_at_least(_depth: WheelDepth) -> Callable[[str, str], int]:
+    def _is_gte_cann_version(version: str, module: str) -> int:
+        if module == "DRIVER":  # TORCH_CHECK in IsGteCANNVersion
+            raise RuntimeError("When the module is DRIVER, IsGteCANNVersion is not supported. ")
+        return 0  # no CANN here: GetCANNVersion(module) is "", which compares as invalid, so not >= version
+
+    return _is_gte_cann_version
 
 
 def _device_only(qualified: str) -> Callable[..., Any]:
@@ -342,6 +361,23 @@ STUBS: tuple[Stub, ...] = (
         "torch_npu/csrc/inductor/aoti_package/shape_handling.cpp (shared_ptr_class_<NPUShapeHandling> "
         '"_NPUShapeHandling")',
         lambda _depth: _native_class(f"{NATIVE}:_NPUShapeHandling"),
+    ),
+    Stub(
+        f"{NATIVE}:_NPUStreamBase",
+        "torch_npu/npu/streams.py subclasses it at import (Stream, SyncLaunchStream), reached where the "
+        "_inductor/__init__.py registers torch_npu's dynamo device interface itself (2.9.0.post9, 2.12.0.post3: "
+        "utils/_dynamo_device.py NpuInterface, whose Stream and Event are these classes); codegen creates no stream",
+        "a subclassable class whose constructor raises MissingStub",
+        'torch_npu/csrc/npu/Stream.cpp (THNPStreamType, added to torch_npu._C as "_NPUStreamBase")',
+        lambda _depth: _native_class(f"{NATIVE}:_NPUStreamBase"),
+    ),
+    Stub(
+        f"{NATIVE}:_NPUEventBase",
+        "torch_npu/npu/streams.py subclasses it at import (Event, ExternalEvent), with _NPUStreamBase (2.9.0.post9, "
+        "2.12.0.post3); codegen creates no event",
+        "a subclassable class whose constructor raises MissingStub",
+        'torch_npu/csrc/npu/Event.cpp (THNPEventType, added to torch_npu._C as "_NPUEventBase")',
+        lambda _depth: _native_class(f"{NATIVE}:_NPUEventBase"),
     ),
     Stub(
         f"{NATIVE}:_npu_get_soc_version",
@@ -366,6 +402,17 @@ STUBS: tuple[Stub, ...] = (
         "the simulated device's raw stream getter (0)",
         "torch_npu/csrc/npu/Module.cpp THNPModule_getCurrentStream_raw (getCurrentNPUStream(device).stream())",
         _raw_stream,
+    ),
+    Stub(
+        f"{NATIVE}:_is_gte_cann_version",
+        "torch_npu/npu/utils.py _is_gte_cann_version(), called at import by _inductor/fx_passes/"
+        "fav3_partition_pass.py (2.9.0.post9, 2.12.0.post3: _CANN_VERSION = ... '9.1.0', whether the fused-attention "
+        "v3 partition pass applies)",
+        "0 (false) for every version: the simulated host has no CANN, so GetCANNVersion answers '' and the "
+        "comparison is invalid, which IsGteCANNVersion answers false; RuntimeError for module DRIVER, as it does",
+        "torch_npu/csrc/npu/Module.cpp THNPModule_is_gte_cann_version (IsGteCANNVersion, "
+        "torch_npu/csrc/core/npu/GetCANNInfo.cpp)",
+        _cann_version_at_least,
     ),
     Stub(
         f"{NATIVE}._profiler:ProfilerActivity",
@@ -499,9 +546,15 @@ class WheelDepth:
         for stub in self.stubs:
             if stub.kind == "schemas":
                 self._libraries.append(stub.value(self))
-        # torch_npu's own exposure of its operators as torch_npu.<op> (torch.ops.npu.<op>), as its package
-        # initialisation runs it (torch_npu/_init/core/module_loader.py)
-        importlib.import_module(CUSTOM_OPS)
+        # What torch_npu's package initialisation registers of its operators (torch_npu/_init/core/module_loader.py
+        # _load_registration_modules): their Meta kernels (fake-tensor tracing needs them: torch_npu 2.12's backend
+        # traces its fused-attention patterns at load, reaching npu::_npu_dropout) and their exposure as
+        # torch_npu.<op> (torch.ops.npu.<op>). Its Library objects are destroyed on exit, like the schemas.
+        import torch
+
+        for name in (META_REGISTRATIONS, CUSTOM_OPS):
+            module = importlib.import_module(name)
+            self._libraries.extend(value for value in vars(module).values() if isinstance(value, torch.library.Library))
 
     def _install(self, name: str) -> types.ModuleType:
         """A foreign stub module and its missing parents, in sys.modules and as attributes of their parents."""
@@ -603,11 +656,13 @@ class WheelDepth:
 # ------------------------------------------------------------------------------------------------ events
 @dataclass
 class Events:
-    """What torch_npu's codegen did instead of its main path, per kernel: every fallback it took (and the error
-    it swallowed), and every check this provider replaced."""
+    """What torch_npu's codegen did, per kernel: every fallback it took from its main path (and the error it
+    swallowed), and every check it ran on a kernel, with its result: "passed", "failed" (the compiler's error) or
+    "error" (the check could not run). ``ttir_worker`` ran torch_npu's TTIR checks, in a triton-ascend process."""
 
     fallbacks: list[dict[str, Any]] = field(default_factory=list)
-    replaced_checks: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    ttir_worker: Any = None  # kernel_check.TtirCheckWorker, once the TTIR-check record is applied
     # Inductor options torch_npu's loading changed: key -> {"before", "after"[, "codegen": what codegen uses]}
     config_changes: dict[str, dict[str, str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -615,22 +670,26 @@ class Events:
 
     def summary(self) -> dict[str, Any]:
         with self._lock:
-            return {
+            found = {
                 "fallbacks": list(self.fallbacks),
-                "replaced_checks": list(self.replaced_checks),
+                "checks": list(self.checks),
                 "config_changes": dict(self.config_changes),
             }
+        if self.ttir_worker is not None:  # how the checks ran: the worker, its triton-ascend, what it bridged
+            found["ttir_check"] = self.ttir_worker.describe()
+        return found
 
     def by_kernel(self) -> dict[str, list[str]]:
-        """kernel name -> what happened to it (fallbacks and replaced checks), in order."""
+        """kernel name -> what happened to it (its checks, then any fallback), in order."""
         found: dict[str, list[str]] = {}
         with self._lock:
+            for event in self.checks:
+                outcome = event["result"] if event["error"] is None else f"{event['result']}: {event['error']}"
+                for kernel in event["kernels"] or ["(kernel unknown)"]:
+                    found.setdefault(kernel, []).append(f"check {event['check']}: {outcome}")
             for event in self.fallbacks:
                 for kernel in event["kernels"]:
                     found.setdefault(kernel, []).append(f"fallback {event['fallback']}: {event['error']}")
-            for event in self.replaced_checks:
-                for kernel in event["kernels"] or ["(kernel unknown)"]:
-                    found.setdefault(kernel, []).append(f"check replaced: {event['check']}")
         return found
 
 
@@ -660,11 +719,77 @@ def depth_for(version: str | None = None) -> WheelDepth:
 BACKEND_MODULE = "torch_npu._inductor"  # importing it registers torch_npu's Inductor backend for "npu"
 COMBINED_SCHEDULING = "torch_npu._inductor.codegen.npu_combined_scheduling:NPUCombinedScheduling"
 LINEAR_SCHEDULING = "torch_npu._inductor.codegen.scheduling:NPUTritonScheduling"
+INDEX_KERNEL = "torch_npu._inductor.codegen.triton:NPUIndexTritonKernel"
 CODEGEN_COMMON = "torch._inductor.codegen.common"
 WARM_POOL_ENV = "TORCH_WARM_POOL"
 # torch_npu 2.7.1.post11's _inductor/ascend_npu_ir/ascend_npu_ir/config.py sets it (and allow_buffer_reuse=False) at
 # import, which its triton backend reaches: Inductor then writes torch_compile_debug/ at every compile
 DEBUG_TRACE = "trace.enabled"
+HAS_TRITON = "torch.utils._triton:has_triton"
+DYNAMO_UTILS = "torch_npu.utils._dynamo"  # torch_npu's dynamo set-up (what `import torch_npu` runs of it)
+DEVICE_INTERFACES = "torch._dynamo.device_interface:device_interfaces"
+
+
+@dataclass(frozen=True)
+class ReleaseTargets:
+    """Where this provider's records aim in one torch_npu release (each read in that wheel's ``_inductor``), and
+    what its ``import torch_npu`` does that the stand-in does in its place. A target is None where the release has
+    no such code (then the record is not made: there is nothing to replace or observe)."""
+
+    # "module:Class.method": the TTIR check torch_npu runs on each linear kernel (fails without triton-ascend)
+    ttir_check: str | None
+    # "module:Class.method": tries the linear index kernel and falls back to no_linear on any exception
+    linear_fallback: str | None
+    # "module:Class.method": torch_npu's own Triton backend hash for a kernel's inductor_meta (triton-ascend's
+    # triton_key and the active driver's backend); None: the kernel asks torch's triton_hash_with_backend, which
+    # the simulated device's record (device.py simulated-triton-backend-hash) answers
+    backend_hash: str | None
+    # `import torch_npu` replaces torch.utils._triton.has_triton with torch_npu's (utils/_dynamo.py
+    # add_dynamo_methods -> patch_has_triton), which its Inductor backend asks while loading
+    has_triton_at_import: bool
+    layout: str  # what the release's _inductor does here, in a sentence (why a target is None)
+
+
+_COMBINED_LAYOUT = (
+    "codegen/npu_combined_scheduling.py NPUCombinedScheduling is registered for 'npu'; its codegen_node tries "
+    "codegen/scheduling.py NPUTritonScheduling (the linear index kernel, checked by make_ttir_for_check) and falls "
+    "back to the no_linear kernel"
+)
+# The torch_npu releases of PAIRED (and only those: the targets are read in their wheels, tests check them).
+RELEASES: dict[str, ReleaseTargets] = {
+    "2.7.1.post11": ReleaseTargets(
+        ttir_check=f"{LINEAR_SCHEDULING}.make_ttir_for_check",
+        linear_fallback=f"{COMBINED_SCHEDULING}.codegen_node",
+        backend_hash=None,
+        has_triton_at_import=False,  # its backend replaces it while loading (_inductor/utils.py patch_has_triton)
+        layout=_COMBINED_LAYOUT,
+    ),
+    "2.9.0.post9": ReleaseTargets(
+        ttir_check=f"{LINEAR_SCHEDULING}.make_ttir_for_check",
+        linear_fallback=f"{COMBINED_SCHEDULING}.codegen_node",
+        backend_hash=None,
+        has_triton_at_import=True,
+        layout=_COMBINED_LAYOUT,
+    ),
+    "2.12.0.post3": ReleaseTargets(
+        ttir_check=None,
+        linear_fallback=None,
+        backend_hash=f"{INDEX_KERNEL}.patch_triton_hash",
+        has_triton_at_import=True,
+        layout="codegen/scheduling.py NPUTritonScheduling is registered for 'npu' directly (the package has no "
+        "npu_combined_scheduling.py): one index kernel, no linear/no_linear choice, no TTIR check",
+    ),
+}
+
+
+def release_targets(release: str) -> ReleaseTargets:
+    """The :data:`RELEASES` entry of torch_npu ``release``; WheelUnavailable when it has none."""
+    if release not in RELEASES:
+        raise WheelUnavailable(
+            f"torch_npu {release}: this provider's records have no targets for it (torch_npu_wheel.py RELEASES: "
+            f"{', '.join(RELEASES)})"
+        )
+    return RELEASES[release]
 
 
 def _registered_classes() -> tuple[type, type, type | None]:
@@ -723,7 +848,8 @@ def _kernel_names() -> set[str]:
 def _observing_linear_fallback(events: Events) -> Callable[[Any], Any]:
     """NPUCombinedScheduling.codegen_node tries torch_npu's "linear" index kernel and, when that raises, logs at
     debug level and generates the stock-like "no_linear" kernel instead: record each such fallback with the
-    exception, and attribute both it and any check replaced meanwhile to the kernels the call defined."""
+    exception, and attribute both it and the checks run meanwhile to the kernels the call defined (after a failed
+    check: the no_linear kernel that replaced the checked one)."""
 
     def replacement(original: Any) -> Any:
         @wraps_original(original)
@@ -751,7 +877,7 @@ def _observing_linear_fallback(events: Events) -> Callable[[Any], Any]:
                 nodes = sorted(child.get_name() for child in node.get_nodes())
                 with events._lock:
                     for check in checks:
-                        events.replaced_checks.append({**check, "kernels": kernels, "nodes": nodes})
+                        events.checks.append({**check, "kernels": kernels, "nodes": nodes})
                     if caught:
                         events.fallbacks.append(
                             {
@@ -769,41 +895,100 @@ def _observing_linear_fallback(events: Events) -> Callable[[Any], Any]:
 
 
 TTIR_CHECK = (
-    "TTIR check of each linear kernel (make_ttir_for_check: triton-ascend's ast_to_ttir) not run in this process: "
-    "it needs triton-ascend, which never shares a process with torch's triton (the kernel-check worker cannot load "
-    "torch_npu's kernels yet: they import torch_npu._inductor.runtime)"
+    "torch_npu's TTIR check of each linear kernel (make_ttir_for_check: the kernel compiled to TTIR by "
+    "triton-ascend's ast_to_ttir) needs triton-ascend, which never shares a process with torch's triton: it runs in "
+    "a triton-ascend worker process (tools/simulated/kernel_check.py TtirCheckWorker), torch_npu's own function on "
+    "the kernel source its scheduling passed"
 )
 
 
-def _replacing_ttir_check(events: Events) -> Callable[[Any], Any]:
+class TtirCheckFailed(RuntimeError):
+    """torch_npu's TTIR check rejected a kernel (or could not run): raised where torch_npu's own check raises, so
+    its scheduling takes the fallback it takes on hardware (the message gives the compiler's error)."""
+
+
+def _replacing_ttir_check(events: Events, worker: Any) -> Callable[[Any], Any]:
+    """``make_ttir_for_check`` sent to ``worker`` (kernel_check.TtirCheckWorker): each check is recorded with its
+    result, and raises :class:`TtirCheckFailed` unless it passed."""
+
     def replacement(original: Any) -> Any:
+        events.ttir_worker = worker
+
         @wraps_original(original)
         def make_ttir_for_check(self: Any, src_code: str) -> None:
-            check = {"check": TTIR_CHECK, "where": f"{LINEAR_SCHEDULING}.make_ttir_for_check"}
+            answer = worker.check(src_code)
+            check = {
+                "check": "ttir",
+                "where": worker.target,
+                "result": answer["result"],  # "passed", "failed" (the compiler's error) or "error" (did not run)
+                "error": answer["error"],
+                "seconds": answer["seconds"],
+            }
             pending = getattr(events._pending, "checks", None)
             if pending is None:
                 with events._lock:
-                    events.replaced_checks.append({**check, "kernels": [], "nodes": []})
+                    events.checks.append({**check, "kernels": [], "nodes": []})
             else:
                 pending.append(check)
+            if answer["result"] != "passed":
+                raise TtirCheckFailed(f"torch_npu's TTIR check {answer['result']}: {answer['error']}")
 
         return make_ttir_for_check
 
     return replacement
 
 
-def backend_records() -> tuple[Patch, ...]:
-    """What ``import torch_npu`` and torch_npu's first Inductor compile do on an Ascend host, as one record: the
-    device interface registered for "npu" (the simulated NPU's: torch_npu's own wraps its native device calls), then
-    torch_npu's Inductor backend loaded (``import torch_npu._inductor``: its registration for "npu" and its patches
-    of torch). Applied before this package activates, so activation's probes see torch_npu's state; the registries
-    it writes are journaled (torch_npu's patches of torch have no undo)."""
+def _ttir_check_record(events: Events, release: str, target: str) -> Patch:
+    from npu_inductor_compat.tools.simulated.kernel_check import TtirCheckWorker
+
+    worker = TtirCheckWorker(release, target)  # no process until the first check
+    return Patch(
+        id="torch-npu-wheel-ttir-check",
+        layer=PROVIDER_NAME,
+        why=TTIR_CHECK + "; in this process it would fail for every kernel, and torch_npu would silently fall back "
+        "to its 'no_linear' kernel. Each check's result is reported per kernel; a failed one raises where "
+        "torch_npu's check raises, so its fallback is taken (and reported) as on hardware",
+        upstream=f"{target} (torch_npu {release} codegen/scheduling.py)",
+        remove_when="never while triton-ascend and torch's triton cannot share a process",
+        changes=(Change(target, _replacing_ttir_check(events, worker)),),
+        refresh=worker.close,  # after undo: the worker stops (a check would start it again)
+    )
+
+
+def _torch_npus_has_triton(_original: Any) -> Any:
+    """Run torch_npu's own patch_has_triton (from the wheel) and return what it put in place."""
+    from torch.utils import _triton
+
+    importlib.import_module(DYNAMO_UTILS).patch_has_triton()
+    return _triton.has_triton
+
+
+def backend_records(release: str) -> tuple[Patch, ...]:
+    """What ``import torch_npu`` and torch_npu's first Inductor compile do on an Ascend host, as records: the
+    device interface registered for "npu" (the simulated NPU's: torch_npu's own wraps its native device calls),
+    torch's has_triton replaced by torch_npu's where ``release``'s ``import torch_npu`` does that
+    (:data:`RELEASES`), then torch_npu's Inductor backend loaded (``import torch_npu._inductor``: its registration
+    for "npu" and its patches of torch). Applied before this package activates, so activation's probes see
+    torch_npu's state; the registries it writes are journaled (torch_npu's patches of torch have no undo)."""
     from npu_inductor_compat.common.layers import BACKEND_REGISTRIES
     from npu_inductor_compat.tools.simulated import device
+
+    targets = release_targets(release)
 
     def register_interface(register: Any) -> None:
         register("npu", device._interface_for_provider())
 
+    has_triton = Patch(
+        id="torch-npu-wheel-has-triton",
+        layer=PROVIDER_NAME,
+        why=f"import torch_npu ({release}) replaces torch's has_triton with its own, which counts 'npu' as a Triton "
+        "device; torch_npu's Inductor backend asks it while loading and registers nothing for 'npu' when it says no "
+        "(no CUDA/XPU device here)",
+        upstream=f"{DYNAMO_UTILS} patch_has_triton (add_dynamo_methods, run by torch_npu's __init__: "
+        "torch_npu/_init/patches/dynamo_patches.py)",
+        remove_when="never: the stand-in's torch_npu does what torch_npu's initialisation does",
+        changes=(Change(HAS_TRITON, _torch_npus_has_triton),),
+    )
     return (
         Patch(
             id="torch-npu-wheel-device-interface",
@@ -818,10 +1003,11 @@ def backend_records() -> tuple[Patch, ...]:
                     register_interface,
                     kind="registration",
                     key="npu",
-                    touches=("torch._dynamo.device_interface:device_interfaces",),
+                    touches=(DEVICE_INTERFACES,),
                 ),
             ),
         ),
+        *((has_triton,) if targets.has_triton_at_import else ()),
         Patch(
             id="torch-npu-wheel-backend",
             layer=PROVIDER_NAME,
@@ -835,43 +1021,72 @@ def backend_records() -> tuple[Patch, ...]:
                     _load_backend,
                     kind="registration",
                     key="npu",
-                    touches=(*BACKEND_REGISTRIES, f"{CODEGEN_COMMON}:device_op_overrides_dict"),
+                    # torch_npu 2.9+ registers its own dynamo interface for "npu" while loading
+                    touches=(*BACKEND_REGISTRIES, f"{CODEGEN_COMMON}:device_op_overrides_dict", DEVICE_INTERFACES),
                 ),
             ),
         ),
     )
 
 
-def _records(events: Events) -> tuple[Patch, ...]:
+def _backend_hash_without_driver(original: Any) -> Any:
+    """torch_npu's kernel hashes triton-ascend's key with the active driver's backend: here, with this provider's
+    name instead (no triton-ascend, no driver; as device.py's simulated-triton-backend-hash does for torch's)."""
     from npu_inductor_compat.tools.simulated import device
 
-    return (
-        *device.PROVIDER.records(),  # the device is still the simulated one: no Triton driver, nothing launched
-        Patch(
-            id="torch-npu-wheel-ttir-check",
-            layer=PROVIDER_NAME,
-            why=TTIR_CHECK + "; without this, the check fails here and torch_npu silently falls back to its "
-            "'no_linear' kernel. Each replaced check is reported per kernel",
-            upstream=f"{LINEAR_SCHEDULING}.make_ttir_for_check (torch_npu 2.7.1.post11 codegen/scheduling.py)",
-            remove_when="the check runs through triton-ascend's worker (tools/simulated/kernel_check.py)",
-            changes=(Change(f"{LINEAR_SCHEDULING}.make_ttir_for_check", _replacing_ttir_check(events)),),
-        ),
-        Patch(
-            id="torch-npu-wheel-linear-fallback",
-            layer=PROVIDER_NAME,
-            why="torch_npu falls back from its linear index kernel to the no_linear one on any exception, logging "
-            "only at debug level: each fallback is recorded with the error and the kernels it produced",
-            upstream=f"{COMBINED_SCHEDULING}.codegen_node (torch_npu 2.7.1.post11 codegen/npu_combined_scheduling.py)",
-            remove_when="never while torch_npu falls back silently",
-            changes=(Change(f"{COMBINED_SCHEDULING}.codegen_node", _observing_linear_fallback(events)),),
-        ),
-    )
+    @wraps_original(original)
+    def patch_triton_hash(self: Any) -> str:
+        import hashlib
+
+        return hashlib.sha256(f"{device._triton_key()}-{PROVIDER_NAME}".encode()).hexdigest()
+
+    return patch_triton_hash
 
 
-def provider(events: Events | None = None) -> DeviceProvider:
+def _records(events: Events, release: str) -> tuple[Patch, ...]:
+    """The provider's records for torch_npu ``release``: the simulated device's, and those of :data:`RELEASES`
+    whose target the release has."""
+    from npu_inductor_compat.tools.simulated import device
+
+    targets = release_targets(release)
+    records = [*device.PROVIDER.records()]  # the device is still the simulated one: no Triton driver, no launch
+    if targets.backend_hash is not None:
+        records.append(
+            Patch(
+                id="torch-npu-wheel-backend-hash",
+                layer=PROVIDER_NAME,
+                why="torch_npu's index kernel hashes its Triton backend itself for each kernel's inductor_meta, "
+                "asking triton-ascend's triton_key and the active Triton driver: neither is here (torch's Triton has "
+                "no triton.compiler.compiler.triton_key since 3.5, and the simulated NPU has no driver)",
+                upstream=f"{targets.backend_hash} (torch_npu {release} codegen/triton.py)",
+                remove_when="never while the simulated NPU has no Triton driver (codegen only)",
+                changes=(Change(targets.backend_hash, _backend_hash_without_driver),),
+            )
+        )
+    if targets.ttir_check is not None:
+        records.append(_ttir_check_record(events, release, targets.ttir_check))
+    if targets.linear_fallback is not None:
+        records.append(
+            Patch(
+                id="torch-npu-wheel-linear-fallback",
+                layer=PROVIDER_NAME,
+                why="torch_npu falls back from its linear index kernel to the no_linear one on any exception, "
+                "logging only at debug level: each fallback is recorded with the error and the kernels it produced",
+                upstream=f"{targets.linear_fallback} (torch_npu {release} codegen/npu_combined_scheduling.py)",
+                remove_when="never while torch_npu falls back silently",
+                changes=(Change(targets.linear_fallback, _observing_linear_fallback(events)),),
+            )
+        )
+    return tuple(records)
+
+
+def provider(events: Events | None = None, release: str | None = None) -> DeviceProvider:
     """The ``torch_npu-wheel`` device provider (use it inside ``torch_npu_standin(depth="wheel")``): the simulated
-    NPU plays the device; torch_npu's released code generates the code; ``events`` (default :data:`EVENTS`)
-    receives its fallbacks and replaced checks."""
+    NPU plays the device; torch_npu's released code (``release``, default: the one paired with the installed torch,
+    when its records are asked for) generates the code; ``events`` (default :data:`EVENTS`) receives its fallbacks
+    and checks."""
+    import torch
+
     from npu_inductor_compat.tools.simulated import device
 
     chosen = EVENTS if events is None else events
@@ -882,8 +1097,18 @@ def provider(events: Events | None = None) -> DeviceProvider:
         raw_stream_import=f"from {module} import {name} as {{name}}",
         summary="torch_npu's released Inductor code (pure Python, from its wheel) on the simulated NPU; codegen only",
         codegen_classes=_registered_classes,
-        records=lambda: _records(chosen),
+        records=lambda: _records(chosen, release or paired_release(torch.__version__)),
     )
+
+
+def _restore_npu_entries(mapping: dict[str, Any], before: dict[str, Any]) -> None:
+    """Put back the "npu" and "npu:<index>" entries of ``mapping`` as they were (others, e.g. those torch's own
+    lazy registration adds meanwhile, stay)."""
+    for key in [key for key in mapping if key == "npu" or key.startswith("npu:")]:
+        if key in before:
+            mapping[key] = before[key]
+        else:
+            del mapping[key]
 
 
 @contextlib.contextmanager
@@ -892,6 +1117,7 @@ def wheel_run(version: str | None = None) -> Iterator[tuple[Any, DeviceProvider,
     ``(StandInUse, provider, events)``. Activate (and deactivate) inside the block. On exit the provider override,
     the registries torch_npu's loading wrote, and the stand-in are restored."""
     import torch._inductor.config as inductor_config
+    from torch._dynamo import device_interface
 
     from npu_inductor_compat.common import providers
     from npu_inductor_compat.patching import Journal
@@ -900,12 +1126,17 @@ def wheel_run(version: str | None = None) -> Iterator[tuple[Any, DeviceProvider,
 
     device.setup()
     events = Events()
-    chosen = provider(events)
     with torch_npu_standin(depth="wheel", wheel_version=version) as use, contextlib.ExitStack() as stack:
+        release = use.wheel.tree.version
+        chosen = provider(events, release)
         journal = Journal()
         before = inductor_config.get_config_copy()
         stack.callback(inductor_config.load_config, before)  # torch_npu's config edits end with the run
-        journal.apply(backend_records())
+        # torch_npu 2.9+ registers its dynamo interface for "npu" and "npu:0" ... "npu:31" while loading (utils/
+        # _dynamo.py _dynamo_register_interface_for_device): the journal restores "npu", this the others
+        interfaces = dict(device_interface.device_interfaces)
+        stack.callback(_restore_npu_entries, device_interface.device_interfaces, interfaces)
+        journal.apply(backend_records(release))
         stack.callback(journal.undo)
         after = inductor_config.get_config_copy()
         events.config_changes = {
