@@ -150,7 +150,7 @@ def _capped_for_unified_buffer(original: Callable[..., Any]) -> Callable[..., An
 
     @wraps_original(original)
     def should_use_persistent_reduction(self: Any) -> bool:
-        chosen = original(self)
+        chosen = bool(original(self))
         if not chosen or _on_ascend950():
             return chosen
         from torch._inductor import config

@@ -635,11 +635,12 @@ def _masked_load_keeps_guard(sources: Sources) -> Finding:
 
 def _hint_thresholds(function: ast.FunctionDef) -> set[int]:
     """The thresholds a persistent-reduction heuristic gives ReductionHint.INNER (dict literals keyed by it)."""
-    found = set()
+    found: set[int] = set()
     for node in ast.walk(function):
         if isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
-                if key is not None and _dotted(key).endswith("ReductionHint.INNER") and isinstance(value, ast.Constant):
+                inner = key is not None and _dotted(key).endswith("ReductionHint.INNER")
+                if inner and isinstance(value, ast.Constant) and isinstance(value.value, int):
                     found.add(value.value)
     return found
 
