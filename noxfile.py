@@ -27,6 +27,12 @@ TORCH_LINES = {
 # included), `nox -s "tests(torch='2.8.0')"` one.
 CORE_LINES = ("2.7.1", "2.9.1", "2.12.1")
 
+# The torch releases whose torch_npu release the torch_npu-wheel provider runs (tools/simulated/torch_npu_wheel.py
+# PAIRED, by minor; a test keeps the two in step). Each torch_npu release is built for one torch (2.9.0.post9 for
+# 2.9.0, 2.12.0.post3 for 2.12.0): its minor's core release stands in for it here, as in the tests.
+TORCH_NPU_LINES = ("2.7.1", "2.9.1", "2.12.1")
+
+
 nox.options.sessions = ["lint", "typecheck", *(f"tests(torch={torch!r})" for torch in CORE_LINES)]
 
 CHECK_TORCH = (
@@ -68,8 +74,10 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def matrix(session: nox.Session) -> None:
-    """The fix-by-torch-line table: `fixes --json` in a venv per torch line, rendered into fixes_matrix.md."""
-    results = []
+    """The fix-by-torch-line table: `fixes --json` in a venv per torch line, rendered into fixes_matrix.md; and on
+    the lines the torch_npu-wheel provider pairs, the same with torch_npu's code loaded, into torch_npu_matrix.md."""
+    results: list[str] = []
+    with_torch_npu: list[str] = []
     for torch in TORCH_LINES:
         venv = f".nox/matrix-torch-{torch.replace('.', '-')}"
         session.run("uv", "venv", "--quiet", "--allow-existing", venv, external=True)
@@ -77,9 +85,17 @@ def matrix(session: nox.Session) -> None:
         path = f"{venv}/fixes.json"
         session.run(f"{venv}/bin/python", "-m", "npu_inductor_compat", "fixes", "--json", "--out", path, external=True)
         results.append(path)
-    session.run(
-        f"{venv}/bin/python", "-m", "npu_inductor_compat.matrix", *results, "--out", "fixes_matrix.md", external=True
-    )
+        if torch in TORCH_NPU_LINES:  # the same records decided with torch_npu's own Inductor code loaded
+            # (its Python needs pyyaml and psutil; the simulated NPU builds with setuptools; numpy for torch)
+            packages = ("pyyaml", "psutil", "numpy", "setuptools")
+            session.run("uv", "pip", "install", "--quiet", "--python", venv, *packages, external=True)
+            path = f"{venv}/fixes-torch-npu.json"
+            fixes = (f"{venv}/bin/python", "-m", "npu_inductor_compat", "fixes", "--json", "--out", path)
+            session.run(*fixes, "--provider", "torch_npu-wheel", external=True)
+            with_torch_npu.append(path)
+    render = (f"{venv}/bin/python", "-m", "npu_inductor_compat.matrix")
+    session.run(*render, *results, "--out", "fixes_matrix.md", external=True)
+    session.run(*render, *with_torch_npu, "--out", "torch_npu_matrix.md", external=True)
 
 
 @nox.session
@@ -124,6 +140,22 @@ def codegen(session: nox.Session, torch: str) -> None:
     session.install(f"torch=={torch}", "setuptools", "numpy", "-e", ".")
     session.run("python", "-c", CHECK_TORCH, torch)
     session.run("python", "-m", "npu_inductor_compat", "codegen", *args)
+
+
+@nox.session
+@nox.parametrize("torch", list(TORCH_NPU_LINES))
+def torch_npu_wheel(session: nox.Session, torch: str) -> None:
+    """torch_npu's own Inductor codegen (its released wheel's Python) on the simulated NPU for one torch line: the
+    provider's tests, then `codegen --provider torch_npu-wheel` of the pointwise example and the branch-only fixes'
+    script into out/torch_npu-<torch>/ (not run by default; the same tests run in `nox`'s core lines)."""
+    session.install(f"torch=={torch}", "setuptools", "numpy", "-e", ".[test]")
+    session.run("python", "-c", CHECK_TORCH, torch)
+    tests = ("tests/test_torch_npu_wheel.py", "tests/test_torch_npu_fixes.py", "tests/test_torch_npu_verdicts.py")
+    session.run("pytest", *tests, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
+    for example in ("pointwise_reduction", "torch_npu_branch_fixes"):
+        out = f"out/torch_npu-{torch}/{example}"
+        codegen = ("python", "-m", "npu_inductor_compat", "codegen", f"examples/{example}.py")
+        session.run(*codegen, "--provider", "torch_npu-wheel", "--out", out, "--force")
 
 
 @nox.session(venv_backend="none")

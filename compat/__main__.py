@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from npu_inductor_compat.activation import activate
+from npu_inductor_compat.activation import activate, deactivate
 from npu_inductor_compat.dispatch import UnsupportedTorchVersion, resolve
 from npu_inductor_compat.patching import PatchError
 
@@ -83,24 +83,57 @@ def _fixes(argv: list[str]) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print JSON: torch, line and the records")
     parser.add_argument("--out", default=None, help="with --json: write the JSON to this file instead")
+    parser.add_argument(
+        "--provider",
+        choices=(TORCH_NPU_WHEEL,),
+        default=None,
+        help="decide the records with torch_npu's own Inductor code loaded: the Python of the torch_npu wheel "
+        "paired with this torch, on the simulated NPU (the codegen tool's provider; downloaded once, never installed)",
+    )
     args = parser.parse_args(argv)
-    report = _activate_or_explain(None)
+    torch_npu = None
+    if args.provider is None:
+        report = _activate_or_explain(None)
+    else:
+        report, torch_npu = _with_torch_npu_wheel()
     if report is None:
         return 1
     rows = fix_rows(report)
     if args.json:
-        text = json.dumps({"torch": report["versions"]["torch"], "line": report["line"], "fixes": rows}, indent=2)
+        result = {"torch": report["versions"]["torch"], "line": report["line"], "fixes": rows}
+        text = json.dumps({**result, **({"torch_npu": torch_npu} if torch_npu else {})}, indent=2)
         if args.out:
             Path(args.out).write_text(text + "\n")
         else:
             print(text)
         return 0
-    print(f"torch {report['versions']['torch']} -> {report['line']}")
+    print(
+        f"torch {report['versions']['torch']} -> {report['line']}" + (f" (torch_npu {torch_npu})" if torch_npu else "")
+    )
     for fix in rows:
         state = fix["status"] + (f": {fix['detail']}" if fix["detail"] else "")
         print(f"\n{fix['id']}  [{state}]\n  why:      {fix['why']}\n  upstream: {fix['upstream']}")
         print(f"  remove:   {fix['remove_when']}")
     return 0
+
+
+TORCH_NPU_WHEEL = "torch_npu-wheel"
+
+
+def _with_torch_npu_wheel() -> tuple[dict[str, Any] | None, str | None]:
+    """activate() with torch_npu's released Inductor code loaded (tools/simulated/torch_npu_wheel.py), then undone;
+    (None, None) after printing why it could not run. The tool is loaded only when asked for."""
+    import importlib
+
+    try:
+        wheel = importlib.import_module("npu_inductor_compat.tools.simulated.torch_npu_wheel")
+        with wheel.wheel_run() as (use, _provider, _events):
+            report = _activate_or_explain(None)
+            deactivate()
+            return report, use.summary()["wheel"]["torch_npu"]
+    except (ImportError, RuntimeError) as err:
+        print(f"npu_inductor_compat fixes: the {TORCH_NPU_WHEEL} provider failed: {err}", file=sys.stderr)
+    return None, None
 
 
 def _codegen(argv: list[str]) -> int:

@@ -18,12 +18,13 @@ from typing import Any
 from npu_inductor_compat.version import parse_release
 
 START, END = "<!-- fixes-matrix:start -->", "<!-- fixes-matrix:end -->"
+TORCH_NPU_START, TORCH_NPU_END = "<!-- torch-npu-matrix:start -->", "<!-- torch-npu-matrix:end -->"
 
 
 def render(results: Sequence[dict[str, Any]]) -> str:
     """Markdown: a row per fix record, a column per torch line (results are `fixes --json` outputs)."""
     ordered = sorted(results, key=lambda result: parse_release(result["torch"]))
-    columns = [f"torch {result['torch'].split('+')[0]} ({result['line']})" for result in ordered]
+    columns = [column_title(result) for result in ordered]
     ids: list[str] = []
     for result in ordered:
         ids += [fix["id"] for fix in result["fixes"] if fix["id"] not in ids]
@@ -35,6 +36,13 @@ def render(results: Sequence[dict[str, Any]]) -> str:
             cells.append(found.get(fix_id, "unknown"))
         lines.append(f"| `{fix_id}` | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def column_title(result: dict[str, Any]) -> str:
+    """``torch 2.7.1 (v2_7_1)``; with torch_npu's code loaded (`fixes --provider torch_npu-wheel`),
+    ``torch 2.7.1 + torch_npu 2.7.1.post11 (v2_7_1)``."""
+    with_npu = f" + torch_npu {result['torch_npu']}" if result.get("torch_npu") else ""
+    return f"torch {result['torch'].split('+')[0]}{with_npu} ({result['line']})"
 
 
 def parse(markdown: str) -> dict[str, dict[str, str]]:
@@ -49,11 +57,12 @@ def parse(markdown: str) -> dict[str, dict[str, str]]:
     return table
 
 
-def embedded(readme: str) -> str:
-    """The table between the matrix markers of a README."""
-    if START not in readme or END not in readme:
-        raise ValueError(f"README has no {START} ... {END} block")
-    return readme.split(START, 1)[1].split(END, 1)[0]
+def embedded(readme: str, start: str = START, end: str = END) -> str:
+    """The table between the matrix markers of a README (``TORCH_NPU_START``/``TORCH_NPU_END``: the one with
+    torch_npu's code loaded)."""
+    if start not in readme or end not in readme:
+        raise ValueError(f"README has no {start} ... {end} block")
+    return readme.split(start, 1)[1].split(end, 1)[0]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,14 +21,29 @@ from npu_inductor_compat.patching import Journal
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _torch_lines() -> dict[str, str]:
-    """noxfile.py's TORCH_LINES, read without importing nox."""
+def _nox_constant(name: str) -> Any:
+    """A literal constant of noxfile.py, read without importing nox."""
     tree = ast.parse((ROOT / "noxfile.py").read_text())
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "TORCH_LINES" for t in node.targets):
-            value: dict[str, str] = ast.literal_eval(node.value)
-            return value
-    raise AssertionError("noxfile.py has no TORCH_LINES")
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"noxfile.py has no {name}")
+
+
+def _torch_lines() -> dict[str, str]:
+    """noxfile.py's TORCH_LINES."""
+    value: dict[str, str] = _nox_constant("TORCH_LINES")
+    return value
+
+
+def test_the_torch_npu_wheel_sessions_are_the_paired_lines() -> None:
+    """`nox -s torch_npu_wheel` runs one session per torch line the torch_npu-wheel provider pairs, each a tested
+    line; a line paired in tools/simulated/torch_npu_wheel.py without a session (or the reverse) fails here."""
+    from npu_inductor_compat.tools.simulated import torch_npu_wheel
+
+    sessions = _nox_constant("TORCH_NPU_LINES")
+    assert set(sessions) <= set(_torch_lines())
+    assert sorted(".".join(torch.split(".")[:2]) for torch in sessions) == sorted(torch_npu_wheel.PAIRED)
 
 
 def test_every_line_module_composes_the_shared_records_with_its_own_adapters() -> None:

@@ -44,6 +44,16 @@ def test_render_orders_columns_by_release_and_parses_back() -> None:
     }
 
 
+def test_a_result_with_torch_npus_code_loaded_names_its_release_in_the_column() -> None:
+    with_npu = {**result("2.7.1", "v2_7_1", {"a": "applied"}), "torch_npu": "2.7.1.post11"}
+    table = matrix.parse(matrix.render([with_npu]))
+    assert table == {"torch 2.7.1 + torch_npu 2.7.1.post11 (v2_7_1)": {"a": "applied"}}
+    readme = f"x\n{matrix.TORCH_NPU_START}\n{matrix.render([with_npu])}\n{matrix.TORCH_NPU_END}\n"
+    assert matrix.parse(matrix.embedded(readme, matrix.TORCH_NPU_START, matrix.TORCH_NPU_END)) == table
+    with pytest.raises(ValueError, match="no <!-- fixes-matrix:start -->"):
+        matrix.embedded(readme)
+
+
 def test_a_missing_fix_fails_the_matrix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text(json.dumps(result("2.7.1", "v2_7_1", {"a": "applied"})))

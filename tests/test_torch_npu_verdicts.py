@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from npu_inductor_compat.tools import survey
 from npu_inductor_compat.tools.simulated import torch_npu_wheel
 from npu_inductor_compat.tools.simulated.torch_npu_wheel import WheelUnavailable
 
+README = Path(__file__).resolve().parent.parent / "README.md"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
 
 CHILD = """
@@ -81,6 +83,7 @@ CHILD = """
         report = activate()
         try:
             found["status"] = {fix["id"]: fix["status"] for fix in report["fixes"]}
+            found["column"] = {"torch": report["versions"]["torch"], "line": report["line"]}
             found["save_wrapped"] = hasattr(torch_npu_names.first_defined("autotuner-save-kernel"), "__wrapped__")
         finally:
             deactivate()
@@ -134,3 +137,18 @@ def test_the_flex_verdicts_match_what_torch_npus_loading_did(observed: tuple[str
         assert found["backward_grid_symbolic"] == carried, (release, found)
         # where torch_npu carries it, our record finds it done; otherwise it applies its own grid
         assert found["status"][flex.SYMBOLIC_BACKWARD_GRID.id] == ("not needed" if carried else "applied"), found
+
+
+def test_the_readmes_torch_npu_matrix_column_for_this_line_is_what_activation_decides(
+    observed: tuple[str, dict[str, Any]],
+) -> None:
+    from npu_inductor_compat import matrix
+    from npu_inductor_compat.registry import fix_records
+
+    release, found = observed
+    table = matrix.parse(matrix.embedded(README.read_text(), matrix.TORCH_NPU_START, matrix.TORCH_NPU_END))
+    title = matrix.column_title({**found["column"], "torch_npu": release})
+    assert title in table, f"{title} is not a column of README's torch_npu matrix: run `nox -s matrix`"
+    ids = {record.id for record in fix_records()}
+    assert set(table[title]) == ids
+    assert table[title] == {fix_id: found["status"][fix_id] for fix_id in ids}, "README's torch_npu matrix is stale"
