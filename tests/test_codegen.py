@@ -312,10 +312,14 @@ def test_without_fix_of_a_fix_this_torch_does_not_need_says_so_in_one_line(tmp_p
     fix_id = needed_elsewhere.get(npu_inductor_compat.torch_line(), "flex-backward-symbolic-grid")
     script = tmp_path / "tiny.py"
     script.write_text("import torch\ntorch.compile(lambda x: x + 1)(torch.ones(4).to('npu'))\n")
-    done, _ = codegen(tmp_path, "--without-fix", fix_id, script=script)
+    # and a record for torch_npu's own code, which the simulated-npu provider does not load
+    torch_npu_fix = "torch-npu-masked-load-size-symbols"
+    done, _ = codegen(tmp_path, "--without-fix", fix_id, torch_npu_fix, script=script)
     assert done.returncode == 0, done.stderr[-3000:]
-    notes = [line for line in done.stderr.splitlines() if line.startswith(f"--without-fix {fix_id}: ")]
-    assert len(notes) == 1 and "disabling it changes nothing here" in notes[0], done.stderr
+    for disabled in (fix_id, torch_npu_fix):
+        notes = [line for line in done.stderr.splitlines() if line.startswith(f"--without-fix {disabled}: ")]
+        assert len(notes) == 1 and "disabling it changes nothing here" in notes[0], done.stderr
+    assert "nothing to patch (torch_npu's code is not here" in done.stderr
 
 
 TWO_GRAPHS = (

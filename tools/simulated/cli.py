@@ -424,18 +424,24 @@ def _nothing_on_npu(summary: dict[str, Any]) -> str | None:
 
 def _without_fix_notes(ids: Sequence[str], report: dict[str, Any], torch_version: str) -> list[str]:
     """One line per --without-fix ID whose disabling changes nothing on this torch (not needed, or not applied)."""
+    from npu_inductor_compat.dispatch import resolve
+    from npu_inductor_compat.patching import absent_targets
     from npu_inductor_compat.registry import fix_records
 
-    records = {record.id: record for record in fix_records()}
+    layers = resolve()[1].backend_plan(report["backend"]).layers  # the backend's device/backend/config layers
+    records = {record.id: record for record in (*fix_records(), *layers)}
     listed = {fix["id"] for fix in report["fixes"]}
     notes = []
     for fix_id in sorted(set(ids)):
         record = records.get(fix_id)
+        absent = absent_targets(record) if record is not None else None
         if record is not None and report["line"] not in record.applies_to():
             notes.append(
                 f"--without-fix {fix_id}: written for {', '.join(record.applies_to())}, not {report['line']} (torch "
                 f"{torch_version}): disabling it changes nothing here"
             )
+        elif absent is not None:
+            notes.append(f"--without-fix {fix_id}: nothing to patch ({absent}): disabling it changes nothing here")
         elif record is not None and record.upstream_has_fix is not None and record.upstream_has_fix():
             notes.append(
                 f"--without-fix {fix_id}: not needed on torch {torch_version} (upstream has it): disabling it "
