@@ -111,7 +111,25 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "runtime-triton-helpers",
         ("torch_npu._inductor.runtime.triton_helpers",),
         "tools/simulated/kernel_check.py: the TTIR worker binds `extension` in it where triton-ascend 3.2.0 has no "
-        "tl.extra.cann (the 2.7.1.post11 and 2.9.0.post9 kernels import it from there)",
+        "tl.extra.cann (the 2.7.1.post11 and 2.9.0.post9 kernels import it from there); tools/simulated/"
+        "torch_npu_wheel.py torch-npu-wheel-helpers-extension does the same in the codegen process",
+    ),
+    Hook(
+        "grid-expr-npu",
+        (
+            "torch_npu._inductor.npu_triton_heuristics:GridExprNpu.from_meta_and_set_numel",
+            "torch_npu._inductor.runtime.triton_heuristics:GridExprNpu.from_meta_and_set_numel",
+        ),
+        "common/npu_cpp_wrapper.py: the C++ grid of a torch_npu kernel (grid_type GridNpu & co, which torch's "
+        "heuristics do not define), as torch_npu's own C++ wrapper builds it",
+        Call(positional=4),
+    ),
+    Hook(
+        "autotuner-candidate-plan",
+        ("torch_npu._inductor.runtime.triton_heuristics:build_candidate_plan",),
+        "tools/simulated/torch_npu_wheel.py: the C++ wrapper's launch params are saved for the first runtime-block "
+        "candidate of its plan, as torch_npu's autotuner chooses one (absent in 2.12.0.post3: no runtime blocks)",
+        Call(positional=2),
     ),
     Hook(
         "index-kernel-filter-masks",

@@ -137,6 +137,49 @@ def test_cpp_source_finds_the_cpp_in_both_quotings_and_refuses_a_python_wrapper(
         assert cpp_source(f"x = 1\ncpp_wrapper_src = (\nr{quote}\nint main() {{}}\n{quote}\n)\n") == "int main() {}"
     with pytest.raises(ValueError, match="not a C\\+\\+ wrapper"):
         cpp_source("def call(args):\n    pass\n")
+    # torch_npu 2.12.0.post3's wrapper opens with a plain ''' and torch 2.12's closes with """: no Python module, but
+    # its C++ is still read (to compare and check it)
+    assert cpp_source("cpp_wrapper_src = (\n'''\nint main() {}\n\"\"\"\n)\n\nx = 1\n") == "int main() {}"
+
+
+def test_the_header_check_compiles_as_torch_npus_builder_and_names_a_missing_cann_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-DUSE_NPU (torch_npu's C shim declares nothing without it), CANN's include directories when ASCEND_HOME_PATH
+    names a toolkit, and a header found nowhere is named with where it would come from."""
+    from npu_inductor_compat.tools.simulated import headers
+
+    try:
+        (source,) = headers.torch_npu_headers("2.12.1")
+    except headers.HeaderCheckUnavailable as err:
+        pytest.skip(f"torch_npu headers unavailable: {err}")
+    monkeypatch.delenv(headers.CANN_ENV, raising=False)
+    shim = tmp_path / "shim.cpp"
+    shim.write_text(
+        "#include <torch_npu/csrc/inductor/aoti_runtime/utils_npu.h>\n"
+        "using Guard = torch::aot_inductor::AOTINpuGuard;\n"
+    )
+    assert "-DUSE_NPU" in headers.compile_command(shim, source)
+    assert headers.check(shim, source) == (True, "")
+    rt = tmp_path / "rt.cpp"
+    rt.write_text("#include <runtime/runtime/rt.h>\n")
+    ok, errors = headers.check(rt, source)
+    assert not ok and errors.startswith("missing header runtime/runtime/rt.h: not in torch's or torch_npu")
+    assert "set ASCEND_HOME_PATH to a CANN toolkit" in errors
+    cann = tmp_path / "cann"
+    (cann / "pkg_inc" / "runtime" / "runtime").mkdir(parents=True)
+    (cann / "pkg_inc" / "runtime" / "runtime" / "rt.h").write_text("typedef int rtError_t;\n")
+    monkeypatch.setenv(headers.CANN_ENV, str(cann))
+    assert f"-I{cann / 'pkg_inc'}" in headers.compile_command(rt, source)
+    assert headers.check(rt, source) == (True, "")
+
+
+def test_the_kernel_function_is_looked_up_without_the_mix_mode_triton_ascend_appends() -> None:
+    from npu_inductor_compat.common.npu_cpp_wrapper import kernel_function_name
+
+    # triton-ascend 3.2.0 names a compiled kernel "<kernel> <mix_mode>" (compiler.py _parse_linalg_metadata)
+    assert kernel_function_name("triton_poi_fused_0 aiv") == "triton_poi_fused_0"
+    assert kernel_function_name("triton_poi_fused_0") == "triton_poi_fused_0"
 
 
 def test_the_launch_runtime_is_a_cpp_file_that_compiles_on_its_own(tmp_path: Path) -> None:

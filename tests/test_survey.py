@@ -410,6 +410,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "index-kernel-persistent-reduction",
             "npu-config-ascend950",
             "runtime-triton-helpers",
+            "autotuner-candidate-plan",  # no runtime-block candidates
         },
         "layouts": {
             "cpp-wrapper": "torch_npu._inductor.codegen.cpp_wrapper:CppWrapperNpu",
@@ -437,6 +438,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "index-kernel-persistent-reduction",
             "npu-config-ascend950",
             "runtime-triton-helpers",
+            "autotuner-candidate-plan",  # no runtime-block candidates
         },
         "layouts": {
             "cpp-wrapper": "torch_npu._inductor.codegen.cpp_wrapper:CppWrapperNpu",

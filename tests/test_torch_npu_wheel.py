@@ -41,6 +41,88 @@ def test_the_stub_table_says_why_what_and_where_for_every_entry() -> None:
     assert {stub.module for stub in STUBS} >= {"torch_npu._C", "torch_npu._C._profiler"}
 
 
+def test_the_triton_ascend_utils_stubs_answer_as_triton_ascend_3_2_0_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch_npu's C++ wrapper asks triton-ascend's backends/ascend/utils.py (FFTS, all-blocks-parallel): each stub
+    answers what 3.2.0's own function answers, run from its source where the wheel is installed in the cache."""
+    import ast
+
+    from npu_inductor_compat.tools import survey
+
+    utils_module = torch_npu_wheel.TRITON_ASCEND_UTILS
+    stubs = {stub.attribute: stub.value(None) for stub in STUBS if stub.module == utils_module}  # type: ignore[arg-type]
+    assert set(stubs) == {
+        "_is_auto_map_parallel_blocks_enabled",
+        "force_disable_ffts",
+        "get_ascend_arch_from_env",
+        "is_ffts_supported",
+    }
+    utils = (
+        survey.default_cache_dir().parent / "triton_ascend" / "3.2.0" / "triton" / "backends" / "ascend" / "utils.py"
+    )
+    if not utils.is_file():
+        pytest.skip(f"triton-ascend 3.2.0 is not installed in the cache ({utils})")
+    tree = ast.parse(utils.read_text())
+    real: dict[str, Any] = {}
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in stubs]
+    exec(compile(ast.Module(body=functions, type_ignores=[]), str(utils), "exec"), {"os": os}, real)
+    assert set(real) == set(stubs)
+    for arch in ("", "Ascend910B3", "Ascend310B4", "Ascend910A"):
+        assert stubs["is_ffts_supported"](arch) == real["is_ffts_supported"](arch), arch
+    for value in (None, "", "1", "true", "TRUE", "0", "false", "yes"):
+        for variable, name in (
+            ("TRITON_ALL_BLOCKS_PARALLEL", "_is_auto_map_parallel_blocks_enabled"),
+            ("TRITON_DISABLE_FFTS", "force_disable_ffts"),
+        ):
+            if value is None:
+                monkeypatch.delenv(variable, raising=False)
+            else:
+                monkeypatch.setenv(variable, value)
+            assert stubs[name]() == real[name](), (variable, value)
+    for arch in (None, "Ascend910B3", "Ascend910_9599", "Ascend950"):
+        if arch is None:
+            monkeypatch.delenv("TRITON_ASCEND_ARCH", raising=False)
+        else:
+            monkeypatch.setenv("TRITON_ASCEND_ARCH", arch)
+        try:
+            expected: Any = real["get_ascend_arch_from_env"]()
+        except ValueError as err:
+            expected = str(err)
+        try:
+            got: Any = stubs["get_ascend_arch_from_env"]()
+        except ValueError as err:
+            got = str(err)
+        assert got == expected, arch
+
+
+def test_simulated_kernels_carry_what_triton_ascends_compiler_records() -> None:
+    """torch_npu's autotuner saves a kernel's launch params from its compiled kernel: the simulated one has the
+    fields triton-ascend 3.2.0's compiler records (NPUOptions, _parse_linalg_metadata), --kernel-metadata over them."""
+    from npu_inductor_compat.tools.simulated import kernel_params
+
+    source = "@triton.jit\ndef triton_poi_0(in_ptr0, xnumel, XBLOCK: tl.constexpr):\n    tmp0 = tl.load(in_ptr0)\n"
+    found = kernel_params.triton_ascend_metadata("triton_poi_0", 4, source, {})
+    assert found == {
+        "kernel_name": "triton_poi_0",
+        "mix_mode": "aiv",
+        "name": "triton_poi_0 aiv",  # its driver's load_binary splits it: fnname, mix_mode = name.split()
+        "parallel_mode": "simd",
+        "force_simt_only": False,
+        "shared": 1,
+        "num_warps": 4,
+        "required_ub_bits": 0,
+        "compile_mode": "simd",
+    }
+    assert set(found) - {"name", "shared", "required_ub_bits"} <= set(kernel_params.TRITON_ASCEND_FIELDS) | {
+        "kernel_name"
+    }
+    given = kernel_params.triton_ascend_metadata("k", 4, source, {"mix_mode": "aic", "workspace_size": 64})
+    assert (given["name"], given["mix_mode"], given["workspace_size"]) == ("k aic", "aic", 64)
+    assert "workspace_size" not in found and "lock_num" not in found  # recorded only from the kernel's callbacks
+    # the triton-adapter marks a kernel with a dot "mix" (TritonToLinalgPass.cpp existDot)
+    dot = source + "    tmp1 = tl.dot(tmp0, tmp0)\n"
+    assert kernel_params.triton_ascend_metadata("k", 4, dot, {})["name"] == "k mix"
+
+
 def test_only_pure_python_members_of_the_wheel_are_unpacked() -> None:
     keep = torch_npu_wheel._keep
     assert keep("torch_npu/_inductor/__init__.py") and keep("torchnpugen/aoti/fallback_ops.py")
@@ -108,6 +190,14 @@ def test_each_paired_release_names_its_record_targets_as_its_wheel_has_them() ->
                 assert absent not in sources, (release, absent)
             else:
                 assert _defines(tree, target), (release, target)
+        # every kernel imports `extension` from the module named, which binds it only from tl.extra.cann
+        kernel_imports = re.findall(r"from (\S+) import libdevice, extension\b", sources)
+        if targets.helpers_extension is None:
+            assert kernel_imports == [], (release, kernel_imports)
+        else:
+            assert set(kernel_imports) == {targets.helpers_extension.partition(":")[0]}, (release, kernel_imports)
+            helpers = tree.root.joinpath(*kernel_imports[0].split(".")).with_suffix(".py").read_text()
+            assert "extension = tl.extra.cann.extension" in helpers, release
         dynamo = (tree.package / "utils" / "_dynamo.py").read_text()
         patches = re.search(r"def add_dynamo_methods\(\):\n((?:    .*\n|\n)*)", dynamo)
         assert targets.has_triton_at_import == bool(patches and "patch_has_triton()" in patches.group(1)), release
@@ -166,14 +256,16 @@ CHILD = """
         result["standin"] = use.summary()
     except Exception as err:
         result["error"] = f"{type(err).__name__}: {err}"
+    import triton.backends
     import triton.language.extra
     result["restored"] = {
         "meta_path": sys.meta_path == meta_path,
         "modules_left": sorted(
             name for name in set(sys.modules) - modules if name.partition(".")[0] in ("torch_npu", "torchnpugen")
-            or name.startswith("triton.language.extra.ascend")
+            or name.startswith(("triton.language.extra.ascend", "triton.backends.ascend"))
         ),
-        "triton_extra_ascend": hasattr(triton.language.extra, "ascend"),
+        "triton_extra_ascend": hasattr(triton.language.extra, "ascend") or hasattr(triton.backends, "ascend"),
+        "torch_version_cann": hasattr(torch.version, "cann"),
         "npu_ops": hasattr(torch.ops.npu, "npu_dtype_cast"),
         "inductor_config": (torch._inductor.config.allow_buffer_reuse, torch._inductor.config.trace.enabled),
         "torch_npu_on_npu_module": sorted(name for name in vars(torch.npu) if name in ("_backends", "_initialized")),
@@ -211,6 +303,7 @@ def assert_restored(result: dict[str, Any]) -> None:
         "meta_path": True,
         "modules_left": [],
         "triton_extra_ascend": False,
+        "torch_version_cann": False,
         "npu_ops": False,
         "inductor_config": [True, False],
         "torch_npu_on_npu_module": [],
@@ -324,3 +417,152 @@ def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_re
             if targets.linear_fallback is not None:
                 assert "'inductor_ascend_linear_mode': 'linear'" in source, name
     assert not (tmp_path / "torch_compile_debug").exists()  # torch_npu's debug trace stays off
+
+
+# ------------------------------------------------------------------------------------------------ both C++ wrappers
+# Launch metadata for every kernel (simulated triton-ascend compiler metadata, --kernel-metadata): a workspace, int64
+# lock slots (triton-ascend < 3.6), a mix mode other than the one torch_npu's codegen asks for, and a SIMT parallel
+# mode, so each launch point of README's "How our launch differs from torch_npu's" shows in the generated C++.
+CPP_METADATA = "workspace_size=64,lock_num=4,lock_init_val=1,mix_mode=aic,parallel_mode=simt"
+OUR_CPP_WRAPPERS = ("CppWrapperNpu", "CppWrapperNpuSplitIncludes")  # in npu_inductor_compat.common.npu_cpp_wrapper
+# torch_npu's own C++ wrapper alone: without this package's C++ wrapper and without the record that copies the
+# compiler's launch fields into the saved params (torch_npu's autotuner saves what it saves)
+TORCH_NPUS_OWN = ("--without-fix", "cpp-wrapper-workspace-locks", "autotuner-kernel-metadata")
+
+
+def codegen_cli(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], Path]:
+    out = cwd / "out"
+    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--provider", "torch_npu-wheel"]
+    done = subprocess.run(
+        [*command, *args, "--out", str(out)], capture_output=True, text=True, timeout=900, check=False, cwd=cwd, env=env
+    )
+    summary_file = out / "summary.json"
+    assert summary_file.is_file(), done.stderr[-3000:]
+    return done, json.loads(summary_file.read_text()), out
+
+
+def call_wrapper(cpp: str) -> str:
+    """The generated function that loads and launches the graph's kernel (``call_<kernel>``), as text."""
+    # `static inline void` (torch_npu's, and upstream's up to 2.11), `static __attribute__((noinline)) void` (2.12)
+    found = re.search(r"static (?:inline|__attribute__\(\(noinline\)\)) void call_triton_\w+\(.*?\n}\n", cpp, re.S)
+    assert found, "no call_triton_... function in the generated C++"
+    return found.group(0)
+
+
+def test_the_cpp_wrapper_is_ours_and_launches_torch_npus_kernels(
+    wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
+) -> None:
+    """With cpp-wrapper-workspace-locks (the default) the C++ wrapper is this package's, launching the kernels
+    torch_npu's codegen generates: their grid (GridNpu, torch_npu's heuristics), their runtime-block arguments, the
+    function name triton-ascend's compiler records ("<kernel> <mix_mode>", looked up as "<kernel>")."""
+    done, summary, out = codegen_cli(tmp_path, "--cpp-wrapper", "--check-headers", "--kernel-metadata", CPP_METADATA)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert summary["torch_npu_wheel"]["fallbacks"] == []
+    assert summary["torch_npu_standin"]["wheel"]["missing_stubs"] == []
+    graphs = summary["graphs"]
+    assert [(graph["status"], graph["header_check"]) for graph in graphs] == [("ok", "ok")] * 2
+    for graph in graphs:  # the line's class: one device include, or the JIT and AOT includes apart (2.13+)
+        module, _, name = graph["wrapper_class"].partition(":")
+        assert module == "npu_inductor_compat.common.npu_cpp_wrapper" and name in OUR_CPP_WRAPPERS
+    kernel = graphs[0]["kernels"][0]
+    launch = call_wrapper((out / graphs[0]["files"]["wrapper"]).read_text())
+    assert 'npu_inductor_compat_rt::load_kernel("' in launch and f'", "{kernel}", "aic", cubin_dir_)' in launch
+    assert "npu_inductor_compat_rt::Scratch npu_scratch_(" in launch and "allocate_workspace" not in launch
+    if torch_npu_wheel.release_targets(wheel_tree.version).helpers_extension is not None:  # 2.7.1, 2.9: X0BLOCK
+        assert "const int64_t X0BLOCK = 1;" in launch and "static_cast<int32_t>(X0BLOCK)" in launch
+
+
+# What torch_npu's own C++ wrapper generates for the forward kernel of examples/pointwise_reduction.py with
+# CPP_METADATA on the simulated Ascend910B3, read from the generated C++ of each paired release: how often each
+# text occurs in the kernel's call function. The README's comparison ("what torch_npu generates") quotes these.
+TORCH_NPU_LAUNCH: dict[str, dict[str, Any]] = {
+    "2.7.1.post11": {
+        "class": "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
+        "counts": {
+            "allocate_workspace(": 2,  # the workspace, then the locks: two requests of one per-stream block
+            "void* workspace_addr = NULL;": 1,
+            "void* sync_block_lock = NULL;": 1,
+            "workspace_addr = const_cast<void *>(workspace_tensor.storage().data());": 1,
+            "sync_block_lock_tensor.storage().data());": 1,
+            "aclrtMemcpy(": 1,  # the locks initialised by a blocking host-to-device copy, not on the stream
+            "ACL_MEMCPY_HOST_TO_DEVICE": 1,
+            "static_cast<int64_t>(1));": 1,  # lock_init_val
+            "aclrtGetHardwareSyncAddr(&ffts_addr)": 1,
+            "aclrtLaunchKernelWithHostArgs(": 1,
+            "stream_, nullptr, args, args_size": 1,  # no launch config: no SIMT attribute off Ascend950
+            "aclrtLaunchKernelAttr": 0,
+            ' aic", "aic", 1, cubin_dir_)': 1,  # loadKernel(path, "<kernel> aic", mix_mode, shared, dir)
+            "int64_t X0BLOCK = 1;": 1,
+            "int32_t var_6 = X0BLOCK;": 1,
+            "launchKernel(launch_call, ": 1,  # through OpCommand::RunOpApiV2 (torch_npu's task queue)
+        },
+        "module_error": None,
+    },
+    "2.9.0.post9": {
+        "class": "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
+        "counts": {
+            "allocate_workspace(": 0,  # the metadata's workspace and locks are ignored: NULL is passed
+            "void* workspace_addr = NULL;": 1,
+            "void* sync_block_lock = NULL;": 1,
+            "aclrtMemcpy(": 0,
+            "aclrtGetHardwareSyncAddr(&ffts_addr)": 1,
+            "aclrtLaunchKernelWithHostArgs(": 1,
+            "stream_, nullptr, args, args_size": 1,
+            "aclrtLaunchKernelAttr": 0,
+            ' aic", "aic", 1, cubin_dir_)': 1,
+            "int64_t X0BLOCK = 1;": 1,
+            "int32_t var_6 = X0BLOCK;": 1,
+            "int32_t device_idx_,": 1,
+            "launchKernel(launch_call, ": 1,
+        },
+        "module_error": None,
+    },
+    "2.12.0.post3": {
+        "class": "torch_npu._inductor.codegen.cpp_wrapper:CppWrapperNpu",
+        "counts": {
+            "allocate_workspace(": 0,
+            "void* workspace_addr = NULL;": 1,
+            "void* sync_block_lock = NULL;": 1,
+            "aclrtMemcpy(": 0,
+            "rtGetC2cCtrlAddr((uint64_t*)&ffts_addr, &ffts_len);": 1,  # FFTS always, through the runtime API
+            "aclrtGetHardwareSyncAddr": 0,
+            "rtKernelLaunch(": 1,  # rtKernelLaunch, no ACL launch and no launch attributes at all
+            "aclrtLaunchKernelWithHostArgs": 0,
+            "aclrtLaunchKernelAttr": 0,
+            ' aic", "aic", 1, cubin_dir_)': 1,
+            "X0BLOCK": 0,
+            "int var_4 = x0_numel;": 1,  # integer arguments as int, whatever their signature
+            "launchKernel(launch_call_0, ": 1,
+        },
+        # its header opens the C++ with ''' (copied from torch < 2.12, without r), torch 2.12's closes it with """
+        "module_error": "unterminated triple-quoted string literal",
+    },
+}
+
+
+def test_torch_npus_own_cpp_wrapper_generates_the_launch_as_read_in_its_code(
+    wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
+) -> None:
+    """Without this package's C++ wrapper, torch_npu's own (CppWrapperNpu, registered by its backend) generates the
+    wrapper; what it generates for each launch point is pinned per release, so a release that changes fails here."""
+    assert wheel_tree.version in TORCH_NPU_LAUNCH, f"read torch_npu {wheel_tree.version}'s generated launch first"
+    expected = TORCH_NPU_LAUNCH[wheel_tree.version]
+    done, summary, out = codegen_cli(
+        tmp_path, "--cpp-wrapper", "--check-headers", "--kernel-metadata", CPP_METADATA, *TORCH_NPUS_OWN
+    )
+    assert done.returncode == 1  # its C++ needs CANN's headers (and on 2.12 its module is no Python)
+    assert {"autotuner-kernel-metadata", "cpp-wrapper-workspace-locks"} <= set(summary["without_fix"])
+    graph = summary["graphs"][0]
+    assert graph["wrapper_class"] == expected["class"]
+    launch = call_wrapper((out / graph["files"]["wrapper"]).read_text())
+    assert {text: launch.count(text) for text in expected["counts"]} == expected["counts"]
+    if expected["module_error"] is None:
+        assert graph["status"] == "ok" and graph["error"] is None
+    else:  # loading the module fails as it would on an NPU host: the graph fails, the C++ is still kept
+        assert graph["error"]["type"] == "SyntaxError" and expected["module_error"] in graph["error"]["message"]
+        assert summary["script_error"] is not None
+    # against the paired wheel's headers alone, torch_npu's C++ stops at a CANN toolkit header the wheel lacks
+    if not os.environ.get("ASCEND_HOME_PATH"):
+        assert graph["header_check"].startswith(f"against torch_npu {wheel_tree.version} wheel:\nmissing header ")
+        assert "fatal error: runtime/runtime/rt.h: No such file or directory" in graph["header_check"]

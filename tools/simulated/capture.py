@@ -34,6 +34,8 @@ class GraphRecord:
     wrapper: str  # "python" or "cpp"
     kernels: dict[str, str] = field(default_factory=dict)  # name -> source, in definition order
     wrapper_source: str | None = None
+    # "module:Class" of the wrapper codegen that generated wrapper_source (GraphLowering.wrapper_code's class)
+    wrapper_class: str | None = None
     error: dict[str, str] | None = None
     compile_id: str | None = None  # Dynamo's "frame/attempt" id; a lazily compiled backward keeps its forward's
     devices: tuple[str, ...] = ()  # the device types of the graph's tensors (GraphLowering.device_types)
@@ -62,6 +64,7 @@ class GraphRecord:
             "device": self.device,
             "status": self.status,
             "wrapper": self.wrapper,
+            "wrapper_class": self.wrapper_class,
             "dynamic": self.dynamic,
             "recompile_reasons": list(self.recompile_reasons),
             "seconds": round(self.seconds, 2),
@@ -203,6 +206,8 @@ def _compile_to_module_capturing(capture: Capture) -> Any:
             record = capture.current.get(id(self))
             if record is None or record.wrapper_source == "":  # the first pass of cpp_wrapper's two-pass codegen
                 self.codegen()
+                if record is not None and "npu" in _device_types(self):
+                    _seed_first_pass(record)  # as running the first pass's module would
                 return _EagerModule(capture.before_passes.get(id(self.module), self.module))
             record.wrapper = "cpp" if self.cpp_wrapper else "python"
             record.wrapper_source = ""  # marks "generating": a nested call is that first pass
@@ -213,7 +218,18 @@ def _compile_to_module_capturing(capture: Capture) -> Any:
                 record.wrapper_source = None
                 record.error = _error(err)
                 raise
+            else:
+                # what loading the module (PyCodeCache.load) does first: a module that is not Python fails there
+                try:
+                    compile(record.wrapper_source, f"<graph {record.wrapper} wrapper module>", "exec")
+                except SyntaxError as err:
+                    record.error = _error(err)
+                    record.error["message"] = f"the generated wrapper module is not valid Python: {err}"
+                    raise
             finally:
+                wrapper = getattr(self, "wrapper_code", None)
+                if wrapper is not None:
+                    record.wrapper_class = f"{type(wrapper).__module__}:{type(wrapper).__qualname__}"
                 record.devices = _device_types(self)
                 record.dynamic = _is_dynamic(self)
                 capture.current.pop(id(self), None)
@@ -223,6 +239,18 @@ def _compile_to_module_capturing(capture: Capture) -> Any:
         return compile_to_module
 
     return replacement
+
+
+def _seed_first_pass(record: GraphRecord) -> None:
+    """The first pass's Triton kernels save their launch params (tools/simulated/kernel_params.py seed_first_pass)."""
+    from npu_inductor_compat.tools.simulated.kernel_params import seed_first_pass
+
+    sources = {}
+    for name, fragment in record.kernels.items():
+        found = kernel_definition(fragment)
+        if found.method == "triton" and found.source is not None:
+            sources[name] = found.source
+    seed_first_pass(sources)
 
 
 def _keep(capture: Capture, record: GraphRecord) -> None:

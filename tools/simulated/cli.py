@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=PROVIDERS[0],
         help="who generates the npu code: stock Inductor (simulated-npu, the default), or torch_npu's own released "
         "Inductor code from the torch_npu wheel paired with this torch (torch_npu-wheel: downloaded once, never "
-        "installed; torch 2.7 so far)",
+        "installed; torch 2.7, 2.9 and 2.12). With --cpp-wrapper the C++ wrapper is this package's (fix "
+        "cpp-wrapper-workspace-locks), or torch_npu's own without that fix; summary.json names the class per graph",
     )
     parser.add_argument("--cpp-wrapper", action="store_true", help="generate the C++ wrapper (cpp_wrapper=True)")
     parser.add_argument("--dynamic", action="store_true", help="compile with dynamic shapes from the first call")
@@ -489,12 +490,6 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
             metadata = parse_kernel_metadata(args.kernel_metadata)
         except ValueError as err:
             parser.error(str(err))
-    if args.provider == "torch_npu-wheel" and args.cpp_wrapper:
-        parser.error(
-            "--cpp-wrapper does not work with --provider torch_npu-wheel yet: saving a kernel's launch parameters "
-            "loads the kernel module, and torch_npu's kernels import names from its triton_helpers that exist only "
-            "with triton-ascend (e.g. 'extension')"
-        )
     for flag, given in (
         ("--kernel-metadata", args.kernel_metadata is not None),
         ("--check-headers", args.check_headers),

@@ -4,6 +4,13 @@ torch's headers come from the installed torch; torch_npu's (its C++ API and the 
 order: ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``, an installed torch_npu (located, never imported), or the PyPI
 wheels of the torch_npu releases paired with this torch line: downloaded once into the survey's wheel cache
 (``tools/survey.py``), with their ``torch_npu/include`` unpacked next to it.
+
+Each file is compiled as torch_npu's own C++ builder compiles a wrapper for device "npu" (its
+``_inductor/cpp_builder.py``, which torch_npu's backend puts in place of Inductor's on every paired release):
+``-DUSE_NPU`` (torch_npu's C shim and AOTI headers declare nothing without it), and, where ``$ASCEND_HOME_PATH``
+names a CANN toolkit, CANN's include directories (:data:`CANN_INCLUDES`). Without CANN, C++ that includes a CANN
+toolkit header the torch_npu wheel does not ship (torch_npu's own wrappers include ``runtime/runtime/rt.h``) stops
+there, and the result says so.
 """
 
 from __future__ import annotations
@@ -19,6 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 INCLUDE_ENV = "NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE"
+CANN_ENV = "ASCEND_HOME_PATH"  # CANN's own variable (set_env.sh)
+# torch_npu _inductor/cpp_builder.py include_paths(npu=True), the same on 2.7.1.post11, 2.9.0.post9, 2.12.0.post3
+CANN_INCLUDES = ("include", "pkg_inc", "pkg_inc/profiling", "include/experiment", "include/experiment/msprof")
+DEFINES = ("USE_NPU",)  # torch_npu _inductor/cpp_builder.py get_cpp_torch_device_options for device "npu"
+MISSING_HEADER = re.compile(r"fatal error: (?P<header>\S+): No such file or directory")
 # The torch_npu release whose headers C++ generated on each torch minor is checked against: the newest build of the
 # matching torch_npu line that ships the ACL launch API (aclrtLaunchKernelWithHostArgs, aclrtBinaryLoadFromData).
 PAIRED_TORCH_NPU = {
@@ -113,14 +125,28 @@ def torch_npu_headers(torch_version: str) -> list[HeaderSource]:
 # COMPAT(>= 2.12): the C++ is quoted r"""...""" (r'''...''' before).
 # CAN REMOVE when MIN_SUPPORTED >= (2, 12): match only the double quotes.
 _CPP_LITERAL = re.compile(r"cpp_wrapper_src = \(\s*r(?P<quote>'''|\"\"\")\n(?P<source>.*?)\n(?P=quote)\s*\)", re.DOTALL)
+# A module whose literal opens with one quote and closes with the other is no Python (torch_npu 2.12.0.post3's C++
+# wrapper opens with ''', copied from torch < 2.12, and torch 2.12's closes with """): its C++ is still read, to
+# be compared and checked, and the wrapper's summary says the module cannot load.
+_MISMATCHED_LITERAL = re.compile(
+    r"cpp_wrapper_src = \(\s*r?(?P<open>'''|\"\"\")\n(?P<source>.*?)\n(?P<close>'''|\"\"\")\s*\)\s*\n", re.DOTALL
+)
 
 
 def cpp_source(wrapper: str) -> str:
     """The C++ of a captured C++ wrapper (Inductor wraps it in a Python module that compiles it)."""
-    found = _CPP_LITERAL.search(wrapper)
+    found = _CPP_LITERAL.search(wrapper) or _MISMATCHED_LITERAL.search(wrapper)
     if found is None:
         raise ValueError("no cpp_wrapper_src literal in this wrapper module: not a C++ wrapper?")
     return found.group("source")
+
+
+def cann_includes() -> list[str]:
+    """CANN's include directories as torch_npu's C++ builder adds them, when $ASCEND_HOME_PATH is set."""
+    home = os.environ.get(CANN_ENV)
+    if not home:
+        return []
+    return [str(Path(home) / relative) for relative in CANN_INCLUDES if (Path(home) / relative).is_dir()]
 
 
 def compile_command(source: Path, headers: HeaderSource) -> list[str]:
@@ -129,7 +155,9 @@ def compile_command(source: Path, headers: HeaderSource) -> list[str]:
     # the ACL headers sit at include/acl in most wheels, only under include/third_party/acl/inc in some (2.9.1)
     acl = [path for path in (headers.include / "third_party" / "acl" / "inc",) if path.is_dir()]
     includes = [*include_paths(), sysconfig.get_paths()["include"], str(headers.include), *map(str, acl)]
-    return ["g++", _cpp_standard(), "-fsyntax-only", "-w", *(f"-I{path}" for path in includes), str(source)]
+    includes += cann_includes()
+    defines = [f"-D{name}" for name in DEFINES]
+    return ["g++", _cpp_standard(), "-fsyntax-only", "-w", *defines, *(f"-I{path}" for path in includes), str(source)]
 
 
 def _cpp_standard() -> str:
@@ -143,6 +171,17 @@ def _cpp_standard() -> str:
 
 
 def check(source: Path, headers: HeaderSource) -> tuple[bool, str]:
-    """(compiles, compiler output) for one C++ file."""
+    """(compiles, compiler output) for one C++ file; a header that neither torch, torch_npu's headers nor CANN's
+    (when $ASCEND_HOME_PATH is set) provide is named first, with where it would come from."""
     done = subprocess.run(compile_command(source, headers), capture_output=True, text=True, check=False, timeout=600)
-    return done.returncode == 0, done.stderr
+    missing = MISSING_HEADER.search(done.stderr)
+    if missing is None or done.returncode == 0:
+        return done.returncode == 0, done.stderr
+    where = (
+        f"not under {CANN_ENV}={os.environ[CANN_ENV]} either"
+        if os.environ.get(CANN_ENV)
+        else f"a CANN toolkit header? torch_npu's C++ builder adds {CANN_ENV}'s {', '.join(CANN_INCLUDES)}: set "
+        f"{CANN_ENV} to a CANN toolkit to check past it"
+    )
+    note = f"missing header {missing.group('header')}: not in torch's or {headers.description}'s headers; {where}\n"
+    return False, note + done.stderr

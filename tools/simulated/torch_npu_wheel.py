@@ -20,6 +20,13 @@ needs no NPU to *generate* kernels, only torch_npu's native module for a handful
   (:class:`Events`, per kernel). What those records aim at differs between releases (2.12.0.post3's ``_inductor``
   is reorganised: no combined scheduling, no linear/no_linear choice, no TTIR check): :data:`RELEASES` names it per
   release, each target read in that release's wheel (tests check the table against the wheels).
+- The C++ wrapper (``codegen --cpp-wrapper``) loads every kernel module in this process (nothing is compiled) and
+  torch_npu's own autotuner saves its launch parameters: from a simulated kernel as triton-ascend's compiler leaves
+  it (``kernel_params.triton_ascend_compiled``), for the first runtime-block candidate of torch_npu's own plan
+  (:func:`seed_first_candidate`). The kernels import triton-ascend's ``extension`` from torch_npu's triton_helpers,
+  which binds it only from ``tl.extra.cann``: record ``torch-npu-wheel-helpers-extension`` binds a module with no
+  ops there (as kernel_check.py's BRIDGES do for triton-ascend 3.2.0 workers). The wrapper is this package's with
+  fix ``cpp-wrapper-workspace-locks``, torch_npu's own ``CppWrapperNpu`` without it.
 
 torch_npu's ``_inductor`` patches torch when imported and offers no undo: after a run with the deep stand-in the
 process keeps those patches (the codegen command runs one script per process; tests use subprocesses).
@@ -269,6 +276,66 @@ def _raw_stream(_depth: WheelDepth) -> Callable[[int], int]:
 
 
 TRITON_ASCEND_LIBDEVICE = "triton.language.extra.ascend"
+TRITON_ASCEND_UTILS = "triton.backends.ascend.utils"
+# triton-ascend 3.2.0 python/triton/backends/ascend/utils.py get_ascend_arch_from_env: the archs it accepts
+TRITON_ASCEND_ARCHS = (
+    "Ascend910B1",
+    "Ascend910B2",
+    "Ascend910B3",
+    "Ascend910B4",
+    "Ascend910_9362",
+    "Ascend910_9372",
+    "Ascend910_9381",
+    "Ascend910_9382",
+    "Ascend910_9391",
+    "Ascend910_9392",
+    "Ascend310B1",
+    "Ascend310B2",
+    "Ascend310B3",
+    "Ascend310B4",
+    "Ascend910_9579",
+    "Ascend910_9581",
+    "Ascend910_9589",
+    "Ascend910_9599",
+)
+
+
+def _env_on(name: str) -> bool:
+    """triton-ascend 3.2.0's on/off reading: ``os.getenv(name, "false").lower() in ("true", "1")``."""
+    return os.getenv(name, "false").lower() in ("true", "1")
+
+
+def _auto_map_parallel_blocks(_depth: WheelDepth) -> Callable[[], bool]:
+    def _is_auto_map_parallel_blocks_enabled() -> bool:
+        return _env_on("TRITON_ALL_BLOCKS_PARALLEL")
+
+    return _is_auto_map_parallel_blocks_enabled
+
+
+def _force_disable_ffts(_depth: WheelDepth) -> Callable[[], bool]:
+    def force_disable_ffts() -> bool:
+        return _env_on("TRITON_DISABLE_FFTS")
+
+    return force_disable_ffts
+
+
+def _ascend_arch_from_env(_depth: WheelDepth) -> Callable[[], str]:
+    def get_ascend_arch_from_env() -> str:
+        arch = os.getenv("TRITON_ASCEND_ARCH", "")
+        if arch and arch not in TRITON_ASCEND_ARCHS:
+            raise ValueError(
+                f"TRITON_ASCEND_ARCH = {arch} is invalid!Candidates are [{', '.join(TRITON_ASCEND_ARCHS)}]"
+            )
+        return arch
+
+    return get_ascend_arch_from_env
+
+
+def _ffts_supported(_depth: WheelDepth) -> Callable[[str], bool]:
+    def is_ffts_supported(arch: str) -> bool:
+        return arch not in ("Ascend910A", "Ascend310B4")
+
+    return is_ffts_supported
 
 
 def _profiler_activity(_depth: WheelDepth) -> type:
@@ -430,10 +497,43 @@ STUBS: tuple[Stub, ...] = (
         f"{TRITON_ASCEND_LIBDEVICE}:libdevice",
         "torch_npu/_inductor/runtime/triton_helpers.py binds `libdevice` at import (tl.extra.cann.libdevice on "
         "newer triton-ascend; 3.2.0 has no `cann`, so its fallback tl.extra.ascend.libdevice); its @triton.jit "
-        "helpers (frexp) only name it",
+        "helpers (frexp) only name it. 2.12.0.post3's npu_triton_helpers.py, which its kernels import, imports it as "
+        "a module (`import triton.language.extra.ascend.libdevice as libdevice`): it is in sys.modules too",
         "an empty stub module: any function looked up on it raises MissingStub (nothing is compiled here)",
         "triton-ascend 3.2.0 triton/language/extra/ascend/libdevice.py",
         lambda depth: depth.stub_module(f"{TRITON_ASCEND_LIBDEVICE}.libdevice"),
+    ),
+    Stub(
+        f"{TRITON_ASCEND_UTILS}:_is_auto_map_parallel_blocks_enabled",
+        "torch_npu's C++ wrapper asks it for every kernel it launches (_inductor/utils.py "
+        "triton_support_auto_blockify, 2.7.1.post11 and 2.9.0.post9 codegen/cpp_wrapper_npu.py: block_num capped at "
+        "the vector-core count)",
+        "triton-ascend 3.2.0's answer: whether TRITON_ALL_BLOCKS_PARALLEL is 'true' or '1' (any case)",
+        "triton-ascend 3.2.0 triton/backends/ascend/utils.py _is_auto_map_parallel_blocks_enabled",
+        _auto_map_parallel_blocks,
+    ),
+    Stub(
+        f"{TRITON_ASCEND_UTILS}:force_disable_ffts",
+        "torch_npu's C++ wrapper asks whether kernels take the FFTS address (_inductor/utils.py triton_support_ffts, "
+        "2.7.1.post11 and 2.9.0.post9 codegen/cpp_wrapper_npu.py generate_args_decl)",
+        "triton-ascend 3.2.0's answer: whether TRITON_DISABLE_FFTS is 'true' or '1' (any case)",
+        "triton-ascend 3.2.0 triton/backends/ascend/utils.py force_disable_ffts",
+        _force_disable_ffts,
+    ),
+    Stub(
+        f"{TRITON_ASCEND_UTILS}:get_ascend_arch_from_env",
+        "with is_ffts_supported, torch_npu's triton_support_ffts (as force_disable_ffts)",
+        "triton-ascend 3.2.0's answer: TRITON_ASCEND_ARCH, '' when unset, ValueError naming the candidates when it "
+        "is not one of the archs 3.2.0 accepts",
+        "triton-ascend 3.2.0 triton/backends/ascend/utils.py get_ascend_arch_from_env",
+        _ascend_arch_from_env,
+    ),
+    Stub(
+        f"{TRITON_ASCEND_UTILS}:is_ffts_supported",
+        "with get_ascend_arch_from_env, torch_npu's triton_support_ffts (as force_disable_ffts)",
+        "triton-ascend 3.2.0's answer: False for Ascend910A and Ascend310B4, True otherwise ('' included)",
+        "triton-ascend 3.2.0 triton/backends/ascend/utils.py is_ffts_supported",
+        _ffts_supported,
     ),
     Stub(
         "torch.ops:npu",
@@ -571,10 +671,23 @@ class WheelDepth:
                 parent = importlib.import_module(parent_name)
             if parent is None:
                 parent = self._install(parent_name)
-        self._installed.append((name, parent, child, getattr(parent, child, _NOTHING) if parent else _NOTHING))
+        if parent is None:
+            old: Any = _NOTHING
+        elif isinstance(parent, _StubModule):  # a stub parent answers only its table (anything else is MissingStub)
+            old = vars(parent).get(child, _NOTHING)
+        else:
+            old = getattr(parent, child, _NOTHING)
+        self._installed.append((name, parent, child, old))
         sys.modules[name] = module
         if parent is not None:
             setattr(parent, child, module)
+        # a stub attribute that is itself a stub module of that name is importable as one (torch_npu 2.12.0.post3's
+        # npu_triton_helpers.py: `import triton.language.extra.ascend.libdevice as libdevice`)
+        for value in vars(module).values():
+            submodule = getattr(value, "__name__", None) if isinstance(value, _StubModule) else None
+            if submodule is not None and submodule.rpartition(".")[0] == name and submodule not in sys.modules:
+                self._installed.append((submodule, None, "", _NOTHING))
+                sys.modules[submodule] = value
         return module
 
     def exit(self, device_module: types.ModuleType | None) -> None:
@@ -728,6 +841,10 @@ DEBUG_TRACE = "trace.enabled"
 HAS_TRITON = "torch.utils._triton:has_triton"
 DYNAMO_UTILS = "torch_npu.utils._dynamo"  # torch_npu's dynamo set-up (what `import torch_npu` runs of it)
 DEVICE_INTERFACES = "torch._dynamo.device_interface:device_interfaces"
+# 2.7.1.post11 and 2.9.0.post9: every kernel runs `from torch_npu._inductor.runtime.triton_helpers import libdevice,
+# extension, math as tl_math` (codegen/triton.py); the module binds `extension` only from tl.extra.cann
+HELPERS_EXTENSION = f"{torch_npu_names.module_of('runtime-triton-helpers')}:extension"
+EXTENSION_MODULE = "triton.language.extra.cann.extension"
 
 
 @dataclass(frozen=True)
@@ -748,6 +865,9 @@ class ReleaseTargets:
     # add_dynamo_methods -> patch_has_triton), which its Inductor backend asks while loading
     has_triton_at_import: bool
     layout: str  # what the release's _inductor does here, in a sentence (why a target is None)
+    # "module:extension": where the release's kernels import triton-ascend's `extension` from (its triton_helpers
+    # binds it only from tl.extra.cann, which torch's triton never has); None: its kernels import no `extension`
+    helpers_extension: str | None = None
 
 
 _COMBINED_LAYOUT = (
@@ -763,6 +883,7 @@ RELEASES: dict[str, ReleaseTargets] = {
         backend_hash=None,
         has_triton_at_import=False,  # its backend replaces it while loading (_inductor/utils.py patch_has_triton)
         layout=_COMBINED_LAYOUT,
+        helpers_extension=HELPERS_EXTENSION,
     ),
     "2.9.0.post9": ReleaseTargets(
         ttir_check=f"{LINEAR_SCHEDULING}.make_ttir_for_check",
@@ -770,6 +891,7 @@ RELEASES: dict[str, ReleaseTargets] = {
         backend_hash=None,
         has_triton_at_import=True,
         layout=_COMBINED_LAYOUT,
+        helpers_extension=HELPERS_EXTENSION,
     ),
     "2.12.0.post3": ReleaseTargets(
         ttir_check=None,
@@ -963,6 +1085,19 @@ def _torch_npus_has_triton(_original: Any) -> Any:
     return _triton.has_triton
 
 
+CANN_VERSION = "torch.version:cann"
+COLLECT_ENV = "torch_npu.utils.collect_env"
+NO_CANN_VERSION = "not known"  # what torch_npu's get_cann_version answers where no CANN install info is found
+
+
+def _cann_version(_old: Any) -> str:
+    """torch_npu's own answer where $ASCEND_HOME_PATH names a CANN toolkit; else the one it gives on a host without
+    CANN's install info (without walking the working directory, which it does when the variable is unset)."""
+    if os.environ.get("ASCEND_HOME_PATH"):
+        return str(importlib.import_module(COLLECT_ENV).get_cann_version())
+    return NO_CANN_VERSION
+
+
 def backend_records(release: str) -> tuple[Patch, ...]:
     """What ``import torch_npu`` and torch_npu's first Inductor compile do on an Ascend host, as records: the
     device interface registered for "npu" (the simulated NPU's: torch_npu's own wraps its native device calls),
@@ -989,6 +1124,18 @@ def backend_records(release: str) -> tuple[Patch, ...]:
         remove_when="never: the stand-in's torch_npu does what torch_npu's initialisation does",
         changes=(Change(HAS_TRITON, _torch_npus_has_triton),),
     )
+    cann_version = Patch(
+        id="torch-npu-wheel-cann-version",
+        layer=PROVIDER_NAME,
+        why=f"import torch_npu ({release}) sets torch.version.cann, which torch_npu's Inductor reads in its cache key "
+        "(_inductor/codegen/common.py: CacheBase.get_system, reached by template autotuning: flex attention, "
+        f"sdpa); unset, those lowerings fail with AttributeError. Its value: {NO_CANN_VERSION!r}, torch_npu's "
+        "get_cann_version() where no CANN install info is found, or its own answer under $ASCEND_HOME_PATH",
+        upstream=f"{COLLECT_ENV} _add_collect_env_methods (run by torch_npu's __init__: torch_npu/_init/patches/"
+        "api_patches.py)",
+        remove_when="never: the stand-in's torch_npu does what torch_npu's initialisation does",
+        changes=(Change(CANN_VERSION, _cann_version, must_exist=False),),
+    )
     return (
         Patch(
             id="torch-npu-wheel-device-interface",
@@ -1008,6 +1155,7 @@ def backend_records(release: str) -> tuple[Patch, ...]:
             ),
         ),
         *((has_triton,) if targets.has_triton_at_import else ()),
+        cann_version,
         Patch(
             id="torch-npu-wheel-backend",
             layer=PROVIDER_NAME,
@@ -1043,6 +1191,37 @@ def _backend_hash_without_driver(original: Any) -> Any:
     return patch_triton_hash
 
 
+HELPERS_EXTENSION_WHY = (
+    "the kernels torch_npu {release} generates import `extension` (with libdevice) from its triton_helpers, which "
+    "binds it only from tl.extra.cann (triton-ascend releases after 3.2.0: its Ascend extension ops); torch's triton "
+    "(and triton-ascend 3.2.0) has no tl.extra.cann, so loading any kernel module fails (cannot import name "
+    "'extension'), and the C++ wrapper loads each kernel module to save its launch parameters. The name is bound to "
+    "a module with no ops: nothing is compiled here, and an op looked up on it raises MissingStub naming it (a "
+    "kernel of indirect indexing names gather_out_to_ub, index_put, scatter_ub_to_out or custom only inside its "
+    "@triton.jit body, which is never compiled here)"
+)
+
+
+def _active_depth() -> WheelDepth:
+    from npu_inductor_compat.tools.simulated import standin
+
+    use = standin._active
+    if use is None or use.wheel is None:
+        raise RuntimeError(f"{PROVIDER_NAME}: torch_npu's code runs inside torch_npu_standin(depth='wheel')")
+    depth: WheelDepth = use.wheel
+    return depth
+
+
+def _extension_without_ops(old: Any) -> Any:
+    """triton-ascend's ``extension`` where torch_npu's triton_helpers has none: a stub module with no ops (a real
+    one, bound because this process's triton has tl.extra.cann, stays)."""
+    from npu_inductor_compat.patching import ABSENT
+
+    if old is not ABSENT:
+        return old
+    return _active_depth().stub_module(EXTENSION_MODULE)
+
+
 def _records(events: Events, release: str) -> tuple[Patch, ...]:
     """The provider's records for torch_npu ``release``: the simulated device's, and those of :data:`RELEASES`
     whose target the release has."""
@@ -1061,6 +1240,20 @@ def _records(events: Events, release: str) -> tuple[Patch, ...]:
                 upstream=f"{targets.backend_hash} (torch_npu {release} codegen/triton.py)",
                 remove_when="never while the simulated NPU has no Triton driver (codegen only)",
                 changes=(Change(targets.backend_hash, _backend_hash_without_driver),),
+            )
+        )
+    if targets.helpers_extension is not None:
+        records.append(
+            Patch(
+                id="torch-npu-wheel-helpers-extension",
+                layer=PROVIDER_NAME,
+                why=HELPERS_EXTENSION_WHY.format(release=release),
+                upstream=f"{targets.helpers_extension} (torch_npu {release} runtime/triton_helpers.py binds it from "
+                "tl.extra.cann.extension: triton-ascend third_party/ascend/language/cann/__init__.py and "
+                "cann/extension/__init__.py; kernel_check.py BRIDGES gives triton-ascend 3.2.0 workers the same)",
+                remove_when="never while torch's triton has no tl.extra.cann (the codegen process never has "
+                "triton-ascend)",
+                changes=(Change(targets.helpers_extension, _extension_without_ops, must_exist=False),),
             )
         )
     if targets.ttir_check is not None:
@@ -1101,6 +1294,33 @@ def provider(events: Events | None = None, release: str | None = None) -> Device
     )
 
 
+def seed_first_candidate(autotuner: Any) -> None:
+    """Save ``autotuner``'s launch params as torch_npu's autotuner leaves them when it runs its first candidate.
+
+    torch_npu 2.7.1.post11 and 2.9.0.post9 compile a kernel without its runtime-block arguments (e.g. ``X0BLOCK``:
+    inductor_meta ``runtime_block_arg_names``) and pass them at launch: their autotuner builds a plan of candidates
+    (``build_candidate_plan``: each config, less its runtime blocks, is a compiled variant), picks one
+    (``_set_best_candidate``: its runtime blocks become ``best_runtime_blocks``) and saves the params of the
+    variant's launcher, which carry those blocks (``runtime_blocks``) for the C++ wrapper to declare. Here candidate 0
+    is picked, as torch_npu's autotuner picks it when the plan has one candidate (or deterministic algorithms are on),
+    and the simulated launcher is its variant's. An autotuner without candidates (2.12.0.post3, stock Inductor's)
+    saves its first config (kernel_params.save_first_config)."""
+    from npu_inductor_compat.tools.simulated import kernel_params
+
+    if not hasattr(autotuner, "_set_best_candidate"):
+        kernel_params.save_first_config(autotuner)
+        return
+    build_candidate_plan = torch_npu_names.first_defined("autotuner-candidate-plan")
+    heuristics = sys.modules[build_candidate_plan.__module__]
+    plan = build_candidate_plan(autotuner.configs, autotuner.runtime_block_arg_names)
+    candidate = plan["candidate_entries"][0]
+    variant = heuristics.config_from_dict(plan["variants"][candidate["variant_id"]]["config"])
+    launcher = kernel_params.simulated_launcher(autotuner, variant)
+    autotuner.candidate_plan = plan
+    autotuner._set_best_candidate(candidate, launcher)
+    autotuner.save_gpu_kernel(0, launcher)
+
+
 def _restore_npu_entries(mapping: dict[str, Any], before: dict[str, Any]) -> None:
     """Put back the "npu" and "npu:<index>" entries of ``mapping`` as they were (others, e.g. those torch's own
     lazy registration adds meanwhile, stay)."""
@@ -1121,7 +1341,7 @@ def wheel_run(version: str | None = None) -> Iterator[tuple[Any, DeviceProvider,
 
     from npu_inductor_compat.common import providers
     from npu_inductor_compat.patching import Journal
-    from npu_inductor_compat.tools.simulated import device
+    from npu_inductor_compat.tools.simulated import device, kernel_params
     from npu_inductor_compat.tools.simulated.standin import torch_npu_standin
 
     device.setup()
@@ -1154,4 +1374,6 @@ def wheel_run(version: str | None = None) -> Iterator[tuple[Any, DeviceProvider,
             change["codegen"] = "False: the debug trace writes into the working directory"
         previous = providers.set_provider(chosen)
         stack.callback(providers.set_provider, previous)
+        # torch_npu's autotuner saves a kernel's launch params from what triton-ascend's compiler recorded
+        stack.enter_context(kernel_params.triton_ascend_compiled(seed_first_candidate))
         yield use, chosen, events
