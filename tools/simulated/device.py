@@ -33,7 +33,6 @@ import os
 import re
 import sys
 import threading
-import time
 import types
 import warnings
 from collections.abc import Iterator, Mapping
@@ -44,6 +43,7 @@ import torch
 
 from npu_inductor_compat.common.providers import DeviceProvider, register_provider
 from npu_inductor_compat.patching import Change, Patch, wraps_original
+from npu_inductor_compat.tools.simulated import extension_build
 from npu_inductor_compat.tools.simulated.soc import DEFAULT_SOC, Soc, get_soc
 
 __all__ = [
@@ -244,71 +244,17 @@ def _check_privateuse1_free() -> None:
         )
 
 
-def _sanitized_torch_version() -> str:
-    return re.sub(r"[^0-9A-Za-z]+", "_", torch.__version__).strip("_")
-
-
-def _build_directory(name: str) -> Path:
-    """One folder per extension name (so per torch version) and per Python version (the .so links its ABI)."""
-    root = os.environ.get("TORCH_EXTENSIONS_DIR")
-    if not root:
-        from torch.utils.cpp_extension import get_default_build_root
-
-        root = get_default_build_root()
-    return Path(root) / f"py{sys.version_info.major}{sys.version_info.minor}" / name
-
-
 def _load_extension(verbose: bool) -> SimulatedNpu:
-    try:
-        from torch.utils import cpp_extension
-    except ModuleNotFoundError as err:  # torch >= 2.9 no longer brings setuptools, which cpp_extension imports
-        raise RuntimeError(
-            f"the simulated NPU builds a small C++ extension with torch.utils.cpp_extension, which needs {err.name}: "
-            f"pip install {err.name}"
-        ) from err
+    def note(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
 
-    name = f"npu_inductor_compat_simnpu_{_sanitized_torch_version()}"
-    build_directory = _build_directory(name)
-    build_directory.mkdir(parents=True, exist_ok=True)
-    before = {p.name: p.stat().st_mtime_ns for p in build_directory.glob("*.so")}
-    # ninja rebuilds when the source is newer than the library (or the flags changed); announce that case now.
-    expected_build = not before or max(before.values()) < EXTENSION_SOURCE.stat().st_mtime_ns
     version = torch.__version__
-    if expected_build:
-        end = "\n" if verbose else ""  # with verbose, the compiler's lines follow
-        print(
-            f"building the simulated NPU device extension for torch {version} (one C++ file, {EXTENSION_SOURCE.name}, "
-            f"compiled once per torch version into {build_directory}: 15-20 s on 2 idle cores) ...",
-            end=end,
-            file=sys.stderr,
-        )
-        sys.stderr.flush()
-    start = time.perf_counter()
-    try:
-        extension = cpp_extension.load(
-            name=name,
-            sources=[str(EXTENSION_SOURCE)],
-            build_directory=str(build_directory),
-            extra_cflags=["-O1"],
-            verbose=verbose,
-        )
-    except Exception:
-        if expected_build:
-            print(" failed", file=sys.stderr)
-        raise
-    seconds = time.perf_counter() - start
-    library = Path(extension.__file__)
-    reused = before.get(library.name) == library.stat().st_mtime_ns
-    if expected_build:
-        print(f" done in {seconds:.1f} s", file=sys.stderr)
-    elif not reused:
-        print(
-            f"building the simulated NPU device extension for torch {version} ... done in {seconds:.1f} s",
-            file=sys.stderr,
-        )
+    extension, built = extension_build.load(EXTENSION_SOURCE, ("-O1",), verbose, note)
+    if built.reused:
+        note(f"reusing the simulated NPU device extension for torch {version} ({built.seconds:.1f} s, {built.folder})")
     else:
-        print(f"reusing the simulated NPU device extension ({seconds:.1f} s)", file=sys.stderr)
-    return SimulatedNpu(version, seconds, reused, extension, str(build_directory))
+        note(f"built the simulated NPU device extension for torch {version} in {built.seconds:.1f} s")
+    return SimulatedNpu(version, built.seconds, built.reused, extension, str(built.folder))
 
 
 def _ensure() -> SimulatedNpu:

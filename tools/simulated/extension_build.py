@@ -1,0 +1,173 @@
+"""The simulated NPU's C++ extension, built once per torch build and source, shared by every venv and checkout.
+
+A build holds a lock naming its pid; a lock whose holder is gone is taken over, and an interrupted build blocks nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import re
+import shutil
+import sys
+import time
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CACHE_ENV", "Built", "build_key", "cache_root", "ensure_built", "load"]
+
+CACHE_ENV = "NPU_INDUCTOR_COMPAT_EXTENSION_CACHE"
+_COMPLETE = "complete"  # written last into a finished build folder, before it is renamed into place
+Note = Callable[[str], None]
+
+
+class Built:
+    """Where a build lives and whether this process made it or found it."""
+
+    def __init__(self, folder: Path, library: Path, reused: bool, seconds: float) -> None:
+        self.folder = folder
+        self.library = library
+        self.reused = reused
+        self.seconds = seconds
+
+
+def cache_root() -> Path:
+    """$NPU_INDUCTOR_COMPAT_EXTENSION_CACHE, else ~/.cache/npu-inductor-compat/simulated_npu ($XDG_CACHE_HOME)."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured:
+        return Path(configured).expanduser().absolute()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "npu-inductor-compat" / "simulated_npu"
+
+
+def build_key(source: bytes, flags: tuple[str, ...], torch_build: tuple[str, ...]) -> str:
+    """A folder name from what the library depends on, never from where the source or the venv lives.
+
+    ``torch_build``: torch's version, git revision, CUDA version and C++ ABI flag (two venvs of one wheel agree)."""
+    digest = hashlib.sha256()
+    for part in (source, *(p.encode() for p in (*flags, *torch_build, sys.implementation.cache_tag or ""))):
+        digest.update(len(part).to_bytes(8, "little") + part)
+    version = re.sub(r"[^0-9A-Za-z]+", "_", torch_build[0]).strip("_")
+    return f"torch_{version}-{sys.implementation.cache_tag}-{digest.hexdigest()[:16]}"
+
+
+def _library(folder: Path, name: str) -> Path:
+    return folder / f"{name}.so"
+
+
+def _complete(folder: Path, name: str) -> bool:
+    return (folder / _COMPLETE).is_file() and _library(folder, name).is_file()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def _holder(fd: int) -> int | None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    text = os.read(fd, 64).decode(errors="replace").strip()
+    return int(text) if text.isdigit() else None
+
+
+@contextlib.contextmanager
+def _build_lock(path: Path, what: str, note: Note) -> Iterator[None]:
+    """An exclusive lock (flock: the kernel drops it when its holder dies) whose file names the holder's pid."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            who = f"pid {holder}" if holder is not None else "another process"
+            note(f"waiting for {who}, which holds {path} while it builds {what}")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            stale = _holder(fd)
+            if stale is not None and stale != os.getpid():
+                gone = "is gone" if not _pid_alive(stale) else "no longer holds it"
+                note(f"taking over the build lock {path}: its holder, pid {stale}, {gone} (an interrupted build)")
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)  # released cleanly: no pid left to call stale
+    finally:
+        os.close(fd)  # closing drops the flock
+
+
+def ensure_built(folder: Path, name: str, build: Callable[[Path], Any], what: str, note: Note) -> tuple[Built, Any]:
+    """The finished build in ``folder`` and ``build(folder)``'s result (None when an earlier build was found).
+
+    ``build`` writes ``<name>.so`` into the empty ``folder``; a marker is written after it, so whatever stops a build
+    half-way (Ctrl-C, a kill) leaves a folder that the next holder of the lock wipes and builds again."""
+    start = time.perf_counter()
+    if _complete(folder, name):
+        return Built(folder, _library(folder, name), True, time.perf_counter() - start), None
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _build_lock(folder.with_name(folder.name + ".lock"), what, note):
+        if _complete(folder, name):  # built by the holder we waited for
+            return Built(folder, _library(folder, name), True, time.perf_counter() - start), None
+        if folder.exists():  # an interrupted build (torch's own baton file included): nobody holds it now
+            shutil.rmtree(folder)
+        folder.mkdir()
+        note(f"building {what} into {folder} (once per torch build and source: 15-20 s on 2 idle cores) ...")
+        result = build(folder)
+        if not _library(folder, name).is_file():
+            raise RuntimeError(f"building {what} produced no {name}.so in {folder}")
+        (folder / _COMPLETE).write_text(f"{os.getpid()}\n")
+    return Built(folder, _library(folder, name), False, time.perf_counter() - start), result
+
+
+def _torch_build() -> tuple[str, ...]:
+    import torch
+
+    abi = getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", "")
+    return (torch.__version__, str(torch.version.git_version), str(torch.version.cuda), f"cxx11abi={abi}")
+
+
+def _import(name: str, library: Path) -> types.ModuleType:
+    loader = importlib.machinery.ExtensionFileLoader(name, str(library))
+    spec = importlib.util.spec_from_file_location(name, library, loader=loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def load(source: Path, flags: tuple[str, ...], verbose: bool, note: Note) -> tuple[Any, Built]:
+    """Build (or find) the extension for ``source`` with this torch, then import it."""
+    key = build_key(source.read_bytes(), flags, _torch_build())
+    name = "npu_inductor_compat_simnpu_" + key.rsplit("-", 1)[1]
+    folder = cache_root() / key
+
+    def build(target: Path) -> Any:
+        try:
+            from torch.utils import cpp_extension
+        except ModuleNotFoundError as err:  # torch >= 2.9 no longer brings setuptools, which cpp_extension imports
+            raise RuntimeError(
+                f"the simulated NPU builds a small C++ extension with torch.utils.cpp_extension, which needs "
+                f"{err.name}: pip install {err.name}"
+            ) from err
+        copy = target / source.name  # the build file names this copy, never the checkout it came from
+        shutil.copyfile(source, copy)
+        return cpp_extension.load(
+            name=name, sources=[str(copy)], build_directory=str(target), extra_cflags=list(flags), verbose=verbose
+        )
+
+    what = f"the simulated NPU device extension for torch {_torch_build()[0]}"
+    built, module = ensure_built(folder, name, build, what, note)
+    return (module if module is not None else _import(name, built.library)), built
