@@ -511,11 +511,11 @@ def test_the_compile_option_leaves_a_graph_without_npu_tensors_alone(
     before = applied_ids()
 
     def fn(x: Any) -> Any:
-        return torch.sin(x) + 1
+        return x.view(2, 4).t()  # views only: Inductor compiles the graph without building a C++ kernel for it
 
     compiled = torch.compile(fn, backend="inductor", options={"npu_backend": "ascendc", "fx_graph_cache": False})
     x = torch.randn(8)
-    torch.testing.assert_close(compiled(x), fn(x))  # float32 tolerances: sin(x) + 1 cancels near -1
+    assert torch.equal(compiled(x), fn(x))
     assert npu_inductor_compat.status()["backend"] == "triton"
     assert applied_ids() == before
 

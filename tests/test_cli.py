@@ -47,20 +47,21 @@ def test_failed_activation_is_a_message_and_exit_1(capsys: pytest.CaptureFixture
     assert npu_inductor_compat.status()["applied"] == []
 
 
+@pytest.mark.once
 def test_usage_error_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         main(["--no-such-flag"])
     assert caught.value.code == 2
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_module_entry_point_runs_in_a_fresh_interpreter(run_python: Any) -> None:
     done = run_python("import runpy; runpy.run_module('npu_inductor_compat', run_name='__main__')")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "npu-inductor-compat report" in done.stdout
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_torch_logs_shows_the_decisions(run_python: Any) -> None:
     """torch's TORCH_LOGS accepts an importable module name on every supported line: no registration needed."""
     code = "import runpy; runpy.run_module('npu_inductor_compat', run_name='__main__')"
@@ -85,7 +86,7 @@ def test_version_names_the_package_and_the_torch_line(capsys: pytest.CaptureFixt
     )
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_console_script_is_installed_and_is_the_same_command() -> None:
     """The README documents `npu-inductor-compat` as the same command as `python -m npu_inductor_compat`."""
     import subprocess

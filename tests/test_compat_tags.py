@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from npu_inductor_compat.dispatch import LINES, MIN_SUPPORTED, NEWEST_TESTED
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -13,6 +15,7 @@ FOLDERS = ("compat", "common", "tools", *(line.module for line in LINES))
 SOURCES = [path for folder in FOLDERS for path in (ROOT / folder).rglob("*.py")]
 COMPAT = re.compile(r"COMPAT\(>= (\d+)\.(\d+)\): \S")
 REMOVE = re.compile(r"CAN REMOVE when MIN_SUPPORTED >= \((\d+), (\d+)\): \S")
+pytestmark = pytest.mark.once  # the source read as text: nothing here depends on torch's Inductor
 
 
 def tags() -> list[tuple[str, int, str]]:

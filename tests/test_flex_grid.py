@@ -39,7 +39,7 @@ def run_codegen(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProces
     return done, json.loads((out / "summary.json").read_text())
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_with_the_fix_every_flex_graph_gets_a_cpp_wrapper_with_a_symbolic_backward_grid(tmp_path: Path) -> None:
     """Flex attention forward + backward (GQA 4:2, odd length 37, score_mod and mask_mod) with dynamic shapes and
     cpp_wrapper, through the codegen command: real Inductor codegen on the simulated NPU."""
@@ -64,7 +64,7 @@ def test_with_the_fix_every_flex_graph_gets_a_cpp_wrapper_with_a_symbolic_backwa
     assert re.search(r", 1, 4L, (\d+, )?stream\d+$", args), args
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_without_the_fix_the_backward_fails_with_the_symbolic_grid_assertion(tmp_path: Path) -> None:
     """The bug is real on this line: captured in summary.json although AOTAutograd swallows the eager failure."""
     if not on_old_flex_line():
@@ -117,7 +117,7 @@ sizes = st.tuples(
 )
 
 
-@pytest.mark.slow
+@pytest.mark.build
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cases=st.lists(sizes, min_size=25, max_size=60))
 def test_symbolic_grid_equals_the_2_7_grid_in_python_and_compiled_cpp(

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.subprocess, pytest.mark.download]
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

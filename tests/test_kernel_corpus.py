@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,7 +17,7 @@ from npu_inductor_compat.registry import fix_records
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def tested_lines() -> dict[str, str]:
+def noxfile_torch_lines() -> dict[str, str]:
     tree = ast.parse((ROOT / "noxfile.py").read_text())
     for node in tree.body:
         target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
@@ -81,7 +81,7 @@ def test_readme_matrix_has_every_record_and_line_and_this_lines_statuses_are_tru
     import torch
 
     table = matrix.parse(matrix.embedded((ROOT / "README.md").read_text()))
-    lines = tested_lines()
+    lines = noxfile_torch_lines()
     assert list(table) == [f"torch {version} ({line})" for version, line in lines.items()]
     ids = {record.id for record in fix_records()}
     for column in table.values():

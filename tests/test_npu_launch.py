@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.subprocess, pytest.mark.build]
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden" / "npu_launch"

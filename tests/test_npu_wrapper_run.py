@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.subprocess, pytest.mark.build, pytest.mark.download]
 
 HERE = Path(__file__).resolve().parent
 EMULATED = HERE / "emulated_acl"

@@ -20,7 +20,8 @@ LINE_FOLDERS = tuple(line.module for line in LINES)
 SOURCE_FOLDERS = ("compat", "common", "tools", *LINE_FOLDERS)
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.once
 def test_built_wheel_holds_only_npu_inductor_compat(tmp_path: Path) -> None:
     """Build the wheel from a copy of the tree (parallel-safe) with the real setuptools backend and list it."""
     source = tmp_path / "src"
@@ -55,6 +56,7 @@ def test_built_wheel_holds_only_npu_inductor_compat(tmp_path: Path) -> None:
     assert not any(name.startswith(tuple(f"{folder}/" for folder in (*SOURCE_FOLDERS, "tests"))) for name in names)
 
 
+@pytest.mark.once
 def test_tests_import_the_installed_package_not_the_source_folders() -> None:
     import npu_inductor_compat
     import npu_inductor_compat.common
@@ -65,7 +67,7 @@ def test_tests_import_the_installed_package_not_the_source_folders() -> None:
     assert "compat" not in sys.modules and "common" not in sys.modules
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_import_applies_nothing_sets_no_env_and_imports_no_inductor(run_python: Any) -> None:
     """In a fresh interpreter: import torch, snapshot, import the package, compare."""
     code = """
@@ -88,7 +90,7 @@ print(json.dumps({
     assert found == {"new_inductor": [], "env_changed": [], "gpu_types_same": True, "applied": []}
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_plain_import_does_not_import_torch_inductor_at_all(run_python: Any) -> None:
     code = """
 import sys
@@ -103,6 +105,7 @@ print(sorted(after - before))
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.once
 def test_no_bare_imports_of_source_folders() -> None:
     """Belt and braces beside ruff's banned-api: no module imports a source folder by its folder name."""
     import re
@@ -160,11 +163,13 @@ def dependency_problems(root: Path) -> list[str]:
     return problems
 
 
+@pytest.mark.once
 def test_dependency_direction() -> None:
     """v* -> common -> compat, tools -> anything runtime; importlib string imports count as imports."""
     assert dependency_problems(ROOT) == []
 
 
+@pytest.mark.once
 def test_the_dependency_check_sees_importlib_string_imports(tmp_path: Path) -> None:
     """The check reads import_module("...") strings, f-strings included: a cycle hidden that way is caught."""
     for folder in SOURCE_FOLDERS:
@@ -180,6 +185,7 @@ def test_the_dependency_check_sees_importlib_string_imports(tmp_path: Path) -> N
     assert any(problem.startswith("common/sneaky.py imports npu_inductor_compat.v2_9.") for problem in problems)
 
 
+@pytest.mark.once
 def test_each_folder_says_what_lives_there() -> None:
     """Every package folder's __init__.py opens with a docstring (one sentence of what it holds)."""
     import ast
@@ -193,6 +199,7 @@ def test_each_folder_says_what_lives_there() -> None:
     assert missing == []
 
 
+@pytest.mark.once
 def test_contributor_habits_license_changelog_and_pre_commit_match_the_project() -> None:
     """The LICENSE file is the license pyproject.toml declares; pre-commit runs the lint session's ruff checks."""
     import tomllib

@@ -70,7 +70,7 @@ print(json.dumps({"seen": seen, "errors": errors, "graph_errors": [g.error for g
 CONCURRENT_COMPILE_CRASHES = {(2, 10), (2, 11)}
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_two_threads_compiling_for_different_backends_each_get_their_own(run_python: Any) -> None:
     """Thread "triton" and thread "ascendc" compile npu graphs at the same time, each with its own npu_backend
     option; every scheduling Inductor creates for a thread's graph is that thread's backend's (the ascendc stand-in
@@ -109,7 +109,7 @@ print(json.dumps({"message": message, "active": status["active"], "applied": sta
 """
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_bad_option_value_is_rejected_before_anything_is_applied(run_python: Any) -> None:
     """Zero-touch path (fresh interpreter, autoload on): the typo is rejected at torch.compile naming the option and
     the valid names, and the package is not activated by it."""

@@ -24,6 +24,9 @@ import pytest
 from npu_inductor_compat.tools.simulated import soc as socs
 from npu_inductor_compat.tools.simulated.soc import DEFAULT_SOC, SOCS, Soc, get_soc
 
+# the SoC table and the properties the simulated device reports from it: nothing here depends on torch's Inductor
+pytestmark = pytest.mark.once
+
 PLATFORM_CONFIG_ENV = "NPU_INDUCTOR_COMPAT_PLATFORM_CONFIG"
 
 

@@ -152,7 +152,7 @@ def standin_run() -> Any:
     return run(STANDIN_SCRIPT)
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_import_torch_npu_gives_the_marked_stand_in_whose_npu_is_the_simulated_torch_npu(standin_run: Any) -> None:
     module = standin_run["module"]
     assert module["npu_is_torch_npu"] and module["mark"] is True
@@ -160,7 +160,7 @@ def test_import_torch_npu_gives_the_marked_stand_in_whose_npu_is_the_simulated_t
     assert standin_run["use"]["imported"] is True
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_what_is_not_simulated_raises_naming_it_and_is_recorded(standin_run: Any) -> None:
     assert standin_run["hasattr_rms_norm"] is False
     fmt, transfer, foo = standin_run["format_cast"], standin_run["transfer_to_npu"], standin_run["npu_foo"]
@@ -182,7 +182,7 @@ def test_what_is_not_simulated_raises_naming_it_and_is_recorded(standin_run: Any
     ]
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_leaving_restores_sys_modules_and_meta_path_even_when_the_script_raised(standin_run: Any) -> None:
     assert standin_run["restored"] == {"modules": True, "meta_path": True}
     assert standin_run["restored_after_raise"] == {"modules": True, "meta_path": True}
@@ -237,7 +237,7 @@ def activation_run() -> Any:
     return run(ACTIVATION_SCRIPT, json.dumps(SOCS_TO_COMPILE))
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_activation_under_the_stand_in_uses_the_simulated_npu(activation_run: Any) -> None:
     assert activation_run["provider"] == "simulated-npu"
     assert activation_run["interface"] == "SimulatedNpuInterface"
@@ -245,7 +245,7 @@ def test_activation_under_the_stand_in_uses_the_simulated_npu(activation_run: An
     assert activation_run["use"] == {"imported": True, "not_simulated": []}
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", SOCS_TO_COMPILE)
 def test_inductors_device_properties_follow_the_selected_soc_as_torch_npu_makes_them(
     activation_run: Any, name: str
@@ -333,14 +333,14 @@ def api_run() -> Any:
     return run(API_SCRIPT)
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_torch_npu_npu_has_torch_npus_device_stream_seed_memory_and_option_calls(api_run: Any) -> None:
     assert api_run["missing"] == []
     assert (api_run["inside_device_1"], api_run["after_device_1"]) == (1, 0)
     assert api_run["seeded"] is True and api_run["stream_device"] == "npu:0"
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_memory_queries_count_the_simulated_tensors(api_run: Any) -> None:
     block = 1 << 20
     assert api_run["grew"] == block and api_run["peak_at_least"] >= block
@@ -355,7 +355,7 @@ def test_memory_queries_count_the_simulated_tensors(api_run: Any) -> None:
     assert api_run["deprecation"] == ["DeprecationWarning"]
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_options_are_recorded_and_read_back_as_torch_npu_allows(api_run: Any) -> None:
     assert api_run["options"] == {
         "jitCompile": "disable",

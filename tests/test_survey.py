@@ -102,6 +102,7 @@ flex_attention_backward_template = NPUTritonTemplate(name="bwd", grid=_backward_
 """
 
 
+@pytest.mark.once
 def test_fixes_carried_and_not_carried(tmp_path: Path) -> None:
     carried = survey.survey(
         make_wheel(
@@ -146,6 +147,7 @@ def test_fixes_carried_and_not_carried(tmp_path: Path) -> None:
     assert "| `flex-backward-symbolic-grid` | carried | not carried (n/a on v2_9) |" in table
 
 
+@pytest.mark.once
 def test_hooked_names_present_missing_and_signature_mismatch(tmp_path: Path) -> None:
     report = survey.survey(
         make_wheel(
@@ -186,6 +188,7 @@ def test_hooked_names_present_missing_and_signature_mismatch(tmp_path: Path) -> 
     assert hook(report, "scheduling")["status"] == "missing"
 
 
+@pytest.mark.once
 def test_unpacked_directory_is_surveyed_like_the_wheel(tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path, {"_inductor/codegen/cpp_wrapper.py": CPP_WRAPPER_CARRIED})
     unpacked = tmp_path / "unpacked"
@@ -202,6 +205,7 @@ def test_unpacked_directory_is_surveyed_like_the_wheel(tmp_path: Path) -> None:
         (lambda p: zipfile.ZipFile(p, "w").writestr("torch_npu/__init__.py", ""), "no torch_npu-*.dist-info/METADATA"),
     ],
 )
+@pytest.mark.once
 def test_malformed_wheel_is_a_clear_error_naming_the_file(
     tmp_path: Path, make: Any, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -213,6 +217,7 @@ def test_malformed_wheel_is_a_clear_error_naming_the_file(
     assert str(path) in capsys.readouterr().err
 
 
+@pytest.mark.once
 def test_unparsable_source_is_reported_per_item_not_fatal(tmp_path: Path) -> None:
     report = survey.survey(make_wheel(tmp_path, {"_inductor/codegen/cpp_wrapper.py": "class CppWrapperNpu(:\n"}))
     cpp = hook(report, "cpp-wrapper")
@@ -220,6 +225,7 @@ def test_unparsable_source_is_reported_per_item_not_fatal(tmp_path: Path) -> Non
     assert fix(report, "cpp-wrapper-workspace-locks")["status"] == "not carried"
 
 
+@pytest.mark.once
 def test_cli_writes_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     make_wheel(tmp_path, {}, version="2.12.0.post1", torch="2.12.0")
     out = tmp_path / "survey.md"
@@ -235,6 +241,7 @@ def test_cli_writes_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixt
     assert '"torch_npu": "2.12.0.post1"' in (tmp_path / "s.json").read_text()
 
 
+@pytest.mark.once
 def test_fetch_uses_the_cache_and_falls_back_to_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -255,6 +262,7 @@ def test_fetch_uses_the_cache_and_falls_back_to_it(
         survey.fetch("2.8.0", tmp_path)
 
 
+@pytest.mark.once
 def test_cache_dir_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(survey.WHEEL_CACHE_ENV, str(tmp_path))
     assert survey.default_cache_dir() == tmp_path
@@ -318,6 +326,7 @@ def _covered(reference: str) -> bool:
     return False
 
 
+@pytest.mark.once
 def test_every_torch_npu_name_in_the_package_is_a_surveyed_hook() -> None:
     references = _torch_npu_references()
     # the scan sees the one table of hooked names (the provider's interface, the generated-code import)
@@ -327,6 +336,7 @@ def test_every_torch_npu_name_in_the_package_is_a_surveyed_hook() -> None:
     assert uncovered == {}, "add these to common/torch_npu_names.py TORCH_NPU_HOOKS"
 
 
+@pytest.mark.once
 def test_hook_and_detector_tables_are_well_formed() -> None:
     ids = [hooked.id for hooked in survey.TORCH_NPU_HOOKS]
     assert len(ids) == len(set(ids))
@@ -449,7 +459,8 @@ RELEASED: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.slow
+@pytest.mark.download
+@pytest.mark.once
 @pytest.mark.parametrize("version", list(RELEASED))
 def test_released_torch_npu_findings(version: str) -> None:
     """Downloads the wheel into the cache once (tens of MB); skipped, saying why, when that is impossible here."""
@@ -466,6 +477,7 @@ def test_released_torch_npu_findings(version: str) -> None:
     assert {hook_id: hook(report, hook_id)["found"] for hook_id in expected["layouts"]} == expected["layouts"]
 
 
+@pytest.mark.once
 def test_finding_pip_leaves_setuptools_importable(run_python: Any) -> None:
     """Looking for pip with importlib.util.find_spec ran setuptools' distutils hack, after which importing
     torch.utils.cpp_extension (setuptools) failed in the same process whenever pip was not installed there."""

@@ -164,7 +164,7 @@ def _codegen(tmp_path: Path, name: str, *args: str) -> tuple[subprocess.Complete
     return done, json.loads((out / "summary.json").read_text())
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_bmm_compiled_for_npu_logs_no_missing_heuristic(tmp_path: Path, adapters: Any) -> None:
     done, summary = _codegen(tmp_path, "with")
     assert "match eager CPU" in done.stdout

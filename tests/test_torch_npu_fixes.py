@@ -121,6 +121,8 @@ def verdicts(release: str) -> dict[str, str]:
     return {fix["id"]: fix["status"] for fix in report.fixes}
 
 
+@pytest.mark.subprocess
+@pytest.mark.download
 def test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it(
     wheel_release: str, tmp_path: Path
 ) -> None:

@@ -26,7 +26,7 @@ import pytest
 
 from npu_inductor_compat.tools.simulated import kernel_check, torch_npu_wheel
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.subprocess, pytest.mark.download]
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pointwise_reduction.py"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")

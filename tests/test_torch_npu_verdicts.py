@@ -114,6 +114,8 @@ def verdict(release: str, fix_id: str) -> str:
     return next(fix["status"] for fix in report.fixes if fix["id"] == fix_id)
 
 
+@pytest.mark.subprocess
+@pytest.mark.download
 def test_torch_npus_autotuner_saves_the_launch_metadata_exactly_where_the_survey_says(
     observed: tuple[str, dict[str, Any]],
 ) -> None:
@@ -126,6 +128,8 @@ def test_torch_npus_autotuner_saves_the_launch_metadata_exactly_where_the_survey
     assert found["status"]["autotuner-kernel-metadata"] == "applied" and found["save_wrapped"], found
 
 
+@pytest.mark.subprocess
+@pytest.mark.download
 def test_the_flex_verdicts_match_what_torch_npus_loading_did(observed: tuple[str, dict[str, Any]]) -> None:
     from npu_inductor_compat.v2_7_1 import flex
 
@@ -139,6 +143,8 @@ def test_the_flex_verdicts_match_what_torch_npus_loading_did(observed: tuple[str
         assert found["status"][flex.SYMBOLIC_BACKWARD_GRID.id] == ("not needed" if carried else "applied"), found
 
 
+@pytest.mark.subprocess
+@pytest.mark.download
 def test_the_readmes_torch_npu_matrix_column_for_this_line_is_what_activation_decides(
     observed: tuple[str, dict[str, Any]],
 ) -> None:

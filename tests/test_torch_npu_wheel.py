@@ -312,6 +312,8 @@ def assert_restored(result: dict[str, Any]) -> None:
     assert result["distribution"] is False
 
 
+@pytest.mark.subprocess
+@pytest.mark.download
 def test_the_kernels_are_torch_npus_and_nothing_fell_back(
     wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
 ) -> None:
@@ -352,6 +354,8 @@ def test_the_kernels_are_torch_npus_and_nothing_fell_back(
     assert not list(wheel_tree.root.rglob("*.so")) and not list(wheel_tree.root.glob("*.dist-info"))
 
 
+@pytest.mark.subprocess
+@pytest.mark.download
 def test_a_fallback_torch_npu_takes_is_reported_per_kernel(
     wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
 ) -> None:
@@ -375,6 +379,8 @@ def test_a_fallback_torch_npu_takes_is_reported_per_kernel(
     assert_restored(result)
 
 
+@pytest.mark.subprocess
+@pytest.mark.download
 def test_a_stub_missing_from_the_table_fails_loudly_naming_it(
     wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
 ) -> None:
@@ -393,6 +399,8 @@ def test_a_stub_missing_from_the_table_fails_loudly_naming_it(
     assert_restored(result)
 
 
+@pytest.mark.subprocess
+@pytest.mark.download
 def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_reports_per_kernel(
     wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
 ) -> None:
@@ -450,6 +458,8 @@ def call_wrapper(cpp: str) -> str:
     return found.group(0)
 
 
+@pytest.mark.subprocess
+@pytest.mark.download
 def test_the_cpp_wrapper_is_ours_and_launches_torch_npus_kernels(
     wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
 ) -> None:
@@ -541,6 +551,8 @@ TORCH_NPU_LAUNCH: dict[str, dict[str, Any]] = {
 }
 
 
+@pytest.mark.subprocess
+@pytest.mark.download
 def test_torch_npus_own_cpp_wrapper_generates_the_launch_as_read_in_its_code(
     wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
 ) -> None:

@@ -1,0 +1,66 @@
+"""The tier rules themselves, run on small test files through pytest's own pytester (in this process)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.once  # pytest plugin behaviour: nothing here depends on torch
+
+FILES = {
+    "test_sample": """
+        import time, pytest
+
+        def test_fast():
+            pass
+
+        def test_slow_without_a_mark():
+            time.sleep(0.3)
+
+        @pytest.mark.subprocess
+        def test_slow_with_a_mark():
+            time.sleep(0.3)
+
+        @pytest.fixture(scope="module")
+        def costly():
+            time.sleep(0.3)
+
+        def test_slow_through_a_shared_fixture(costly):
+            pass
+    """
+}
+
+
+@pytest.fixture
+def sample(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini("[pytest]\ntier_limit_seconds = 0.2\naddopts = -p npu_compat_test_tiers --strict-markers\n")
+    pytester.makepyfile(**FILES)
+    return pytester
+
+
+def test_a_test_slower_than_the_limit_without_a_tier_mark_fails_the_run(sample: pytest.Pytester) -> None:
+    result = sample.runpytest("-m", "")
+    result.assert_outcomes(passed=4, errors=2)
+    result.stdout.fnmatch_lines(
+        ["*test_slow_without_a_mark took 0.* s (setup + call + teardown) with no tier mark*subprocess, build*"]
+    )
+    result.stdout.fnmatch_lines(["*test_slow_through_a_shared_fixture took*"])
+    assert "test_slow_with_a_mark took" not in result.stdout.str()
+
+
+def test_plain_pytest_is_the_fast_tier_and_says_what_it_left_out(sample: pytest.Pytester) -> None:
+    result = sample.runpytest()
+    result.assert_outcomes(passed=3, errors=2, deselected=1)
+    result.stdout.fnmatch_lines(
+        ["fast tier: 1 slow-tier tests not selected (-m slow runs them, -m '' runs everything)"]
+    )
+
+
+def test_a_tier_mark_makes_a_test_slow_and_naming_a_test_runs_it(sample: pytest.Pytester) -> None:
+    sample.runpytest("-m", "slow").assert_outcomes(passed=1, deselected=3)
+    sample.runpytest("test_sample.py::test_slow_with_a_mark").assert_outcomes(passed=1)
+
+
+def test_an_unknown_mark_is_an_error(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\naddopts = -p npu_compat_test_tiers --strict-markers\n")
+    pytester.makepyfile(test_typo="import pytest\n@pytest.mark.subprocesss\ndef test_x():\n    pass\n")
+    pytester.runpytest().assert_outcomes(errors=1)
