@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,32 @@ import torch  # noqa: F401
 
 import npu_inductor_compat
 from npu_inductor_compat import dispatch
+
+
+def _load_tiers() -> None:
+    """tiers.py as an importable plugin (--import-mode=importlib puts no test folder on sys.path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("npu_compat_test_tiers", Path(__file__).with_name("tiers.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+
+
+_load_tiers()
+pytest_plugins = ["npu_compat_test_tiers", "pytester"]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Import Inductor once per process before any test (seconds): a cost of the process, not of whichever test
+    happens to activate first, so the fast tier's per-test limit measures the tests."""
+    import warnings
+
+    with warnings.catch_warnings():  # torch.jit's deprecation notes at import: not this suite's concern
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import torch._inductor.compile_fx  # noqa: F401
+
 
 ENV_KEYS = (
     "NPU_INDUCTOR_COMPAT_AUTOLOAD",
@@ -42,6 +69,61 @@ def clean_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 PythonRunner = Callable[..., "subprocess.CompletedProcess[str]"]
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+class CodegenRun:
+    """One `codegen` run's exit code, output streams, --out folder and summary (None when none was written)."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str, out: Path) -> None:
+        self.returncode, self.stdout, self.stderr, self.out = returncode, stdout, stderr, out
+        summary = out / "summary.json"
+        self.summary: Any = json.loads(summary.read_text()) if summary.is_file() else None
+
+
+@pytest.fixture(scope="session")
+def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., CodegenRun]:
+    """`codegen SCRIPT ARGS` run once per pytest run and shared by every test that asks for the same run, across
+    xdist workers too (a file lock per run): read its folder, never change it."""
+    import fcntl
+    import hashlib
+
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-codegen"
+    root.mkdir(exist_ok=True)
+
+    def run(script: Path, *args: str) -> CodegenRun:
+        key = hashlib.sha256(json.dumps([str(script), args]).encode()).hexdigest()[:16]
+        folder = root / key
+        with open(root / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            done = folder / "run.json"
+            if not done.is_file():
+                (folder / "cwd").mkdir(parents=True, exist_ok=True)
+                command = [
+                    sys.executable,
+                    "-m",
+                    "npu_inductor_compat",
+                    "codegen",
+                    str(script),
+                    "--out",
+                    str(folder / "out"),
+                ]
+                env = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+                ran = subprocess.run(
+                    [*command, *args],
+                    capture_output=True,
+                    text=True,
+                    timeout=900,
+                    check=False,
+                    cwd=folder / "cwd",
+                    env=env,
+                )
+                done.write_text(json.dumps([ran.returncode, ran.stdout, ran.stderr]))
+            returncode, stdout, stderr = json.loads(done.read_text())
+        return CodegenRun(returncode, stdout, stderr, folder / "out")
+
+    return run
 
 
 @pytest.fixture

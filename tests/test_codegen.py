@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -21,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.subprocess
 
 
 def codegen(tmp_path: Path, *args: str, script: Path | None = None) -> tuple[subprocess.CompletedProcess[str], Any]:
@@ -33,9 +34,9 @@ def codegen(tmp_path: Path, *args: str, script: Path | None = None) -> tuple[sub
 
 
 @pytest.fixture(scope="module")
-def pointwise(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    tmp = tmp_path_factory.mktemp("pointwise")
-    return tmp, *codegen(tmp, script=EXAMPLES / "pointwise_reduction.py")
+def pointwise(shared_codegen: Any) -> Any:
+    run = shared_codegen(EXAMPLES / "pointwise_reduction.py")  # shared with tests/test_diff.py
+    return run.out.parent, run, run.summary
 
 
 def test_pointwise_gets_triton_kernels_and_a_python_wrapper_for_npu(pointwise: Any) -> None:
@@ -92,8 +93,7 @@ def test_progress_lines_name_each_graph_on_stderr(pointwise: Any) -> None:
 
 def test_device_extension_reports_its_build_or_reuse_time(pointwise: Any) -> None:
     _, done, _ = pointwise
-    assert "simulated NPU device extension" in done.stderr
-    assert " s)" in done.stderr or "done in" in done.stderr
+    assert re.search(r"(reusing|built) the simulated NPU device extension for torch \S+ (\(|in )\d+\.\d s", done.stderr)
 
 
 def test_cpp_wrapper_is_generated_for_both_graphs(tmp_path: Path) -> None:
@@ -297,7 +297,8 @@ def test_a_graph_without_npu_tensors_is_listed_as_not_npu(ascend_style: Any) -> 
 
 def test_a_script_whose_graphs_never_touch_npu_exits_1(tmp_path: Path) -> None:
     script = tmp_path / "cpu_only.py"
-    script.write_text("import torch\nprint(torch.compile(lambda x: x.sin() * 2)(torch.ones(4)))\n")
+    # views only: Inductor compiles the graph for cpu without building a C++ kernel (seconds, not half a minute)
+    script.write_text("import torch\nprint(torch.compile(lambda x: x.view(2, 2).t())(torch.ones(4)))\n")
     done, summary = codegen(tmp_path, script=script)
     assert done.returncode == 1, done.stderr[-3000:]
     assert [(graph["device"], graph["status"]) for graph in summary["graphs"]] == [("cpu", "not npu")]

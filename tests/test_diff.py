@@ -213,6 +213,7 @@ COS = "triton_poi_fused_cos_0"
 SIN_GRAD = "triton_poi_fused_cos_mul_0"
 
 
+@pytest.mark.once
 def test_identical_outputs_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     graphs = forward_and_backward({COS: kernel(COS)}, {SIN_GRAD: kernel(SIN_GRAD)})
     a, b = write_output(tmp_path / "a", graphs), write_output(tmp_path / "b", graphs)
@@ -223,6 +224,7 @@ def test_identical_outputs_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "backward of forward #0 (graph 1" in out
 
 
+@pytest.mark.once
 def test_what_differs_between_two_runs_of_one_script_is_normalised_away(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -243,6 +245,7 @@ def test_what_differs_between_two_runs_of_one_script_is_normalised_away(
         assert code == 0, out
 
 
+@pytest.mark.once
 def test_the_mask_order_is_normalised_only_where_it_cannot_change_the_value() -> None:
     assert diff.normalise("tl.load(p, xmask & r0_mask, other=0.0)") == "tl.load(p, r0_mask & xmask, other=0.0)"
     assert diff.normalise("tmp8 = tl.where(xmask & r0_mask, tmp6, 0)") == "tmp8 = tl.where(r0_mask & xmask, tmp6, 0)"
@@ -250,6 +253,7 @@ def test_the_mask_order_is_normalised_only_where_it_cannot_change_the_value() ->
         assert diff.normalise(kept) == kept
 
 
+@pytest.mark.once
 def test_added_and_removed_kernels_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     red = "triton_red_fused_sum_1"
     scan = "triton_spl_fused_cumsum_2"
@@ -269,6 +273,7 @@ def test_added_and_removed_kernels_are_named(tmp_path: Path, capsys: pytest.Capt
     ]
 
 
+@pytest.mark.once
 def test_a_launch_metadata_change_is_told_apart_from_a_body_change(tmp_path: Path) -> None:
     wider = {**SIGNATURE, "xnumel": "i64"}
     body = BODY.replace("tl_math.cos(tmp0)", "tl_math.cos(tmp0.to(tl.float32))")
@@ -286,6 +291,7 @@ def test_a_launch_metadata_change_is_told_apart_from_a_body_change(tmp_path: Pat
     assert "+    tmp1 = tl_math.cos(tmp0.to(tl.float32))" in body_only["body"]["diff"]
 
 
+@pytest.mark.once
 def test_metadata_is_read_with_ast_key_by_key_and_new_arguments_say_where(tmp_path: Path) -> None:
     dynamic = {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "ks0": "i64", "xnumel": "i32", "XBLOCK": "constexpr"}
     a = write_output(tmp_path / "a", [Graph(kernels={COS: kernel(COS)})])
@@ -308,6 +314,7 @@ def test_metadata_is_read_with_ast_key_by_key_and_new_arguments_say_where(tmp_pa
     assert "triton_meta.signature.ks0: (absent) -> 'i64'" in text
 
 
+@pytest.mark.once
 def test_device_properties_and_other_calls_in_the_metadata_are_compared_by_argument(tmp_path: Path) -> None:
     source = kernel(COS)
     newer = source.replace("warp_size=32)", "max_threads_per_block=1024, warp_size=32)")
@@ -323,6 +330,7 @@ def test_device_properties_and_other_calls_in_the_metadata_are_compared_by_argum
     assert changed["body"] is None
 
 
+@pytest.mark.once
 def test_the_backend_hash_and_the_filename_are_not_changes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = write_output(tmp_path / "a", [Graph(kernels={COS: kernel(COS, backend_hash="C252")})])
     b = write_output(tmp_path / "b", [Graph(kernels={COS: kernel(COS, backend_hash="89DA")})])
@@ -330,6 +338,7 @@ def test_the_backend_hash_and_the_filename_are_not_changes(tmp_path: Path, capsy
     assert code == 0, out
 
 
+@pytest.mark.once
 def test_a_kernel_torch_names_after_other_fused_ops_is_matched_by_position_and_its_rename_is_not_a_change(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -347,6 +356,7 @@ def test_a_kernel_torch_names_after_other_fused_ops_is_matched_by_position_and_i
     assert "wrapper.py" not in out  # calls the kernel under its new name: nothing else changed
 
 
+@pytest.mark.once
 def test_kernel_matching_rules_in_order() -> None:
     def pairs(a: list[str], b: list[str], same_content: tuple[str, str] | None = None) -> list[tuple[str, str, str]]:
         return diff.match_kernels(a, b, lambda side, name: name if same_content is None else "x")
@@ -379,6 +389,7 @@ def test_kernel_matching_rules_in_order() -> None:
     ]
 
 
+@pytest.mark.once
 def test_a_graph_only_in_one_output_and_a_backward_matched_through_its_forward(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -406,6 +417,7 @@ def test_a_graph_only_in_one_output_and_a_backward_matched_through_its_forward(
     assert code == 1 and "forward #1: only in A" in out
 
 
+@pytest.mark.once
 def test_graph_status_and_field_changes_are_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     error = {"type": "LoweringException", "message": "NotImplementedError: npu\nmore"}
     a = write_output(tmp_path / "a", [Graph(kernels={}, status="error", error=error)])
@@ -418,6 +430,7 @@ def test_graph_status_and_field_changes_are_reported(tmp_path: Path, capsys: pyt
     assert f"  kernel {COS}: added" in out and "  wrapper.py: only in B" in out
 
 
+@pytest.mark.once
 def test_wrapper_changes_are_counted_and_shown_with_verbose(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = write_output(tmp_path / "a", [Graph(kernels={COS: kernel(COS)})])
     b = write_output(tmp_path / "b", [Graph(kernels={COS: kernel(COS)}, extra_wrapper="del arg0_1")])
@@ -434,6 +447,7 @@ def test_wrapper_changes_are_counted_and_shown_with_verbose(tmp_path: Path, caps
     assert (wrapper["file"], wrapper["added"], wrapper["removed"]) == ("wrapper.py", 1, 0)
 
 
+@pytest.mark.once
 def test_a_cpp_wrapper_and_its_module_are_compared_without_the_cpp_twice(tmp_path: Path) -> None:
     a = write_output(tmp_path / "a", [Graph(kernels={COS: kernel(COS)}, wrapper="cpp")])
     b = write_output(tmp_path / "b", [Graph(kernels={COS: kernel(COS)}, wrapper="cpp", extra_wrapper="buf0.reset();")])
@@ -446,6 +460,7 @@ def test_a_cpp_wrapper_and_its_module_are_compared_without_the_cpp_twice(tmp_pat
     assert "'''<the C++: wrapper.cpp>'''" in diff.collapse_wrapper(module)
 
 
+@pytest.mark.once
 def test_body_diffs_are_capped_unless_full(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     long_a = BODY + "".join(f"    t{i} = {i}\n" for i in range(60))
     long_b = BODY + "".join(f"    t{i} = {i + 1}\n" for i in range(60))
@@ -457,6 +472,7 @@ def test_body_diffs_are_capped_unless_full(tmp_path: Path, capsys: pytest.Captur
     assert "more diff line(s)" not in out and "+    t59 = 60" in out
 
 
+@pytest.mark.once
 def test_the_header_names_both_sides_and_warns_when_the_runs_differ_in_script_or_options(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -480,6 +496,7 @@ def test_the_header_names_both_sides_and_warns_when_the_runs_differ_in_script_or
     assert "  flex-backward-symbolic-grid: 'applied' -> 'not needed'" in out
 
 
+@pytest.mark.once
 def test_a_script_error_on_one_side_is_a_difference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     graphs = [Graph(kernels={COS: kernel(COS)})]
     a = write_output(tmp_path / "a", graphs)
@@ -488,6 +505,7 @@ def test_a_script_error_on_one_side_is_a_difference(tmp_path: Path, capsys: pyte
     assert code == 1 and "the script's own error: None -> 'AssertionError: mismatch'" in out
 
 
+@pytest.mark.once
 def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = write_output(tmp_path / "a", [Graph(kernels={COS: kernel(COS)})])
     b = write_output(tmp_path / "b", [Graph(kernels={COS: kernel(COS, signature={**SIGNATURE, "xnumel": "i64"})})])
@@ -501,6 +519,7 @@ def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     ]
 
 
+@pytest.mark.once
 def test_a_kernel_source_that_does_not_parse_is_compared_as_text(tmp_path: Path) -> None:
     a = write_output(tmp_path / "a", [Graph(kernels={COS: kernel(COS)})])
     b = write_output(tmp_path / "b", [Graph(kernels={COS: kernel(COS) + "def broken(:\n"})])
@@ -525,6 +544,7 @@ def test_a_kernel_source_that_does_not_parse_is_compared_as_text(tmp_path: Path)
         ("unlisted", "{path}: summary.json names 'graph_0/wrapper.py', which codegen_manifest.json does not list"),
     ],
 )
+@pytest.mark.once
 def test_trouble_exits_2_naming_the_path_and_what_is_expected(
     damage: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -559,6 +579,7 @@ def test_trouble_exits_2_naming_the_path_and_what_is_expected(
         assert err.startswith("npu_inductor_compat diff: ") and message.format(path=bad) in err, err
 
 
+@pytest.mark.once
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     for argv in (["only_one"], ["a", "b", "--context", "-1"], ["a", "b", "--context", "x"], ["a", "b", "--color"]):
         with pytest.raises(SystemExit) as caught:
@@ -568,6 +589,7 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert "-1 is negative" in err and "'x' is not a number of lines" in err and "unrecognized arguments" in err
 
 
+@pytest.mark.once
 def test_the_command_is_routed_through_the_package_main(tmp_path: Path) -> None:
     graphs = [Graph(kernels={COS: kernel(COS)})]
     a, b = write_output(tmp_path / "a", graphs), write_output(tmp_path / "b", graphs)
@@ -582,6 +604,7 @@ def test_the_command_is_routed_through_the_package_main(tmp_path: Path) -> None:
     assert "no differences in the generated code" in done.stdout
 
 
+@pytest.mark.once
 def test_the_nox_session_that_makes_the_outputs_runs_one_line_and_is_not_in_the_default_run() -> None:
     import ast
 
@@ -603,26 +626,29 @@ def test_the_nox_session_that_makes_the_outputs_runs_one_line_and_is_not_in_the_
 # The real thing: codegen on this environment's torch line
 
 
-def codegen(out: Path, *options: str) -> None:
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", "examples/pointwise_reduction.py"]
+def codegen(cwd: Path) -> Path:
+    """A fresh run, made as the shared ones are (conftest.py shared_codegen)."""
+    command = [
+        sys.executable,
+        "-m",
+        "npu_inductor_compat",
+        "codegen",
+        str(ROOT / "examples" / "pointwise_reduction.py"),
+    ]
     done = subprocess.run(
-        [*command, "--quiet", "--out", str(out), *options],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=900,
-        cwd=ROOT,
+        [*command, "--out", str(cwd / "out")], capture_output=True, text=True, check=False, timeout=900, cwd=cwd
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return cwd / "out"
 
 
-@pytest.mark.slow
-def test_real_codegen_static_versus_dynamic_reports_the_new_size_argument(tmp_path: Path) -> None:
+@pytest.mark.subprocess
+def test_real_codegen_static_versus_dynamic_reports_the_new_size_argument(tmp_path: Path, shared_codegen: Any) -> None:
     """Two real runs on this torch line: the same script static and with --dynamic. Every kernel gains a symbolic
     size argument; a third run, static again, shows no difference at all (the noise is normalised away)."""
-    static, again, dynamic = tmp_path / "static", tmp_path / "again", tmp_path / "dynamic"
-    codegen(static)
-    codegen(dynamic, "--dynamic")
+    example = ROOT / "examples" / "pointwise_reduction.py"
+    static, dynamic = shared_codegen(example).out, shared_codegen(example, "--dynamic").out
+    assert static.is_dir() and dynamic.is_dir()
     found = diff.compare(diff.load(static), diff.load(dynamic)).to_json()
     assert found["different"] is True
     assert any("dynamic_flag False / True" in warning for warning in found["warnings"]), found["warnings"]
@@ -640,6 +666,6 @@ def test_real_codegen_static_versus_dynamic_reports_the_new_size_argument(tmp_pa
             added = set(arguments["b"]) - set(arguments["a"])
             assert any(name.startswith("ks") for name in added), arguments
             assert kernel_report["body"] is not None and kernel_report["body"]["added"] > 0
-    codegen(again)
+    again = codegen(tmp_path)
     same = diff.compare(diff.load(static), diff.load(again))
     assert not same.different, diff.render(same, verbose=True)

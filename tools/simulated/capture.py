@@ -395,7 +395,8 @@ def capturing(on_graph: Callable[[GraphRecord], None] | None = None) -> Iterator
     """Inside: every Inductor graph is captured (codegen only) and runs eagerly. Undone on exit.
 
     Inductor's caches are off inside: a cached graph would skip codegen, and a cached stub breaks later runs
-    ("'CompiledFxGraph' object has no attribute 'source_code'").
+    ("'CompiledFxGraph' object has no attribute 'source_code'"). One compile thread: no npu kernel is compiled, so
+    Inductor's pool of compile workers would only cost its start and a shutdown of seconds at exit.
     """
     import torch._inductor.config as inductor_config
 
@@ -403,7 +404,7 @@ def capturing(on_graph: Callable[[GraphRecord], None] | None = None) -> Iterator
     journal = Journal()
     journal.apply(capture_records(capture))
     try:
-        with inductor_config.patch(force_disable_caches=True, fx_graph_cache=False):
+        with inductor_config.patch(force_disable_caches=True, fx_graph_cache=False, compile_threads=1):
             yield capture
     finally:
         journal.undo()
