@@ -16,6 +16,9 @@ import pytest
 # In this process the tests activate and undo explicitly; zero-touch activation is tested in fresh interpreters
 # (run_python drops this setting). Set before any test module imports torch, which runs the autoload entry point.
 os.environ.setdefault("NPU_INDUCTOR_COMPAT_AUTOLOAD", "0")
+# No test compiles a kernel for a device, and the few CPU kernels are tiny: Inductor's pool of compile workers (started
+# at its import on some lines) would only take a core from the other xdist worker, here and in every child process.
+os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 # torch runs its autoload entry points once, at its first import: import it now, while autoload is off, so no test
 # that first imports torch inside its body (where clean_state has removed the variable) arms the hook by accident.
 import torch  # noqa: F401

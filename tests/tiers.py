@@ -19,7 +19,6 @@ TIER_MARKS = {
 OTHER_MARKS = {
     "slow": "added to every test with a tier mark; select the slow tier with -m slow, everything with -m ''",
     "once": "its result does not depend on the installed torch's Inductor: nox runs it on one core line only",
-    "serial": "serial(reason): must not run beside other tests (its reason says why); nox runs it without xdist",
 }
 DEFAULT_LIMIT_SECONDS = "5"
 _SPENT = pytest.StashKey[float]()
