@@ -18,7 +18,9 @@ Per launch the block:
   arguments..., grid_0, grid_1, grid_2`` (no lock or workspace pointer for pure-SIMT kernels); pointers and 64-bit
   scalars 8-aligned, every other scalar 4-aligned;
 - launches with ``aclrtLaunchKernelWithHostArgs``, passing the dynamic unified-buffer size of SIMT kernels in the
-  launch config; every ACL return code is checked, and the error names the kernel.
+  launch config; every ACL return code is checked, and the error names the kernel;
+- does all of that after the block count in work handed to torch_npu's task queue
+  (``at_npu::native::OpCommand::RunOpApiV2``), so it reaches the stream after the torch_npu ops issued before it.
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ def render_launch(
     ns = NAMESPACE
     capped = all_blocks_parallel and not meta.has_auto_blockify_blacklist_op
     flag = "true" if capped else "false"
-    lines = [
+    outside = [
         f"// npu_inductor_compat launch of {meta.kernel}: {describe(meta)}"
         + ("; all blocks parallel" if capped else ""),
         f'static constexpr const char* npu_kernel_ = "{meta.kernel}";',
@@ -125,6 +127,7 @@ def render_launch(
         f"const uint32_t npu_block_dim_ = {ns}::block_dim(npu_grid_blocks_, {flag}, npu_device_, "
         f"{'true' if meta.vector_cores else 'false'}, npu_kernel_);",
     ]
+    lines: list[str] = []
     fields = []
     if ffts:
         lines += [
@@ -158,7 +161,16 @@ def render_launch(
         f"{ns}::check(aclrtLaunchKernelWithHostArgs({kernel_var}, npu_block_dim_, stream_, {config}, &npu_args_, "
         'sizeof(npu_args_), nullptr, 0), npu_kernel_, "aclrtLaunchKernelWithHostArgs");'
     )
-    return "\n".join(lines)
+    # Through torch_npu's task queue, as torch_npu's own C++ wrapper launches (launchKernel: OpCommand::RunOpApiV2):
+    # queued behind the torch_npu ops issued before it, with its scratch taken and its locks set in the queued work.
+    queued = [
+        "auto npu_launch_ = [=]() -> int {",
+        *(f"  {line}" for line in lines),
+        "  return 0;",
+        "};",
+        "at_npu::native::OpCommand::RunOpApiV2(npu_kernel_, npu_launch_);",
+    ]
+    return "\n".join(outside + queued)
 
 
 def _scratch(meta: KernelLaunchMetadata) -> list[str]:

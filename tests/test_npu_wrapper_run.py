@@ -62,10 +62,16 @@ PLAN = {
     "phases": [
         {"device": 0, "sizes": [48], "fail": ["aclrtBinaryLoadFromData", "aclrtBinaryGetFunction", None]},
         {"device": 0, "sizes": SIZES},
-        {"device": 0, "sizes": [80], "fail": FAILING},  # a new size: a new lock image is made (aclrtMallocHost)
         {"device": 0, "sizes": ["over_limit"]},
         {"device": 1, "sizes": [65536, 4096], "env": {"TRITON_ALL_BLOCKS_PARALLEL": "1"}},
     ],
+}
+# ACL failures inside the launch, each on its own call: with the task queue off, so each surfaces at its call (with
+# the queue on, the first failure puts torch_npu's queue in its error state for good: see the ordering tests)
+INLINE_PLAN = {
+    "scenarios": SCENARIOS,
+    "cores": PLAN["cores"],
+    "phases": [{"device": 0, "sizes": [80], "fail": FAILING}],  # a new size: a new lock image (aclrtMallocHost)
 }
 MAGIC = {"aiv": 0x41415246, "other": 0x43554245}  # ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE / _AICORE (acl_rt.h)
 
@@ -92,10 +98,18 @@ def emulated_npu(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return _load_build().build(tmp_path_factory.mktemp("emulated_npu"), source.include)
 
 
-def _run_plan(emulated_npu: Any, plan: dict[str, Any], directory: Path) -> dict[str, Any]:
+def _run_plan(
+    emulated_npu: Any, plan: dict[str, Any], directory: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     path = directory / "plan.json"
     path.write_text(json.dumps(plan))
-    env = {**os.environ, **emulated_npu.env(), "NPU_INDUCTOR_COMPAT_AUTOLOAD": "0"}
+    queue = ("TASK_QUEUE_ENABLE", "ASCEND_LAUNCH_BLOCKING")  # torch_npu's default: the queue on, at level 1
+    env = {
+        **{key: value for key, value in os.environ.items() if key not in queue},
+        **emulated_npu.env(),
+        "NPU_INDUCTOR_COMPAT_AUTOLOAD": "0",
+        **(env or {}),
+    }
     done = subprocess.run(
         [sys.executable, str(EMULATED / "run_wrapper.py"), str(path)],
         capture_output=True,
@@ -113,6 +127,11 @@ def _run_plan(emulated_npu: Any, plan: dict[str, Any], directory: Path) -> dict[
 @pytest.fixture(scope="module")
 def run(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return _run_plan(emulated_npu, PLAN, tmp_path_factory.mktemp("run"))
+
+
+@pytest.fixture(scope="module")
+def inline_run(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _run_plan(emulated_npu, INLINE_PLAN, tmp_path_factory.mktemp("inline"), {"TASK_QUEUE_ENABLE": "0"})
 
 
 # ---------------------------------------------------------------------------------------------- expectations
@@ -287,8 +306,11 @@ def test_kernels_load_once_with_the_magic_of_their_cores(run: dict[str, Any]) ->
     assert sorted(on_device[0]) == sorted([*want, extra])
 
 
-def test_a_failing_acl_call_stops_the_graph_with_an_error_naming_kernel_and_call(run: dict[str, Any]) -> None:
-    failed = {error["fail"]: error for error in run["errors"] if error["fail"]}
+def test_a_failing_acl_call_stops_the_graph_with_an_error_naming_kernel_and_call(
+    run: dict[str, Any], inline_run: dict[str, Any]
+) -> None:
+    failed = {error["fail"]: error for error in run["errors"] + inline_run["errors"] if error["fail"]}
+    assert inline_run["report"]["hazards"] == []
     assert set(failed) == {"aclrtBinaryLoadFromData", "aclrtBinaryGetFunction", *FAILING}
     for call, error in failed.items():
         assert error["type"] == "RuntimeError"
@@ -407,3 +429,58 @@ def test_the_emulation_catches_the_two_request_launch_this_package_used_to_gener
     assert lock == workspace  # the same block for both: every lock write lands in the workspace
     assert any("reads freed device memory" in hazard for hazard in result["report"]["hazards"])
     assert second["pointers"][1]["freed"] and not second["pointers"][0]["freed"]
+
+
+# ---------------------------------------------------------------------------------------------- the task queue
+def _mm_plan(**options: Any) -> dict[str, Any]:
+    return {"graph": "mm", "scenarios": [SCENARIOS[0]], "cores": PLAN["cores"], "calls": 2, **options}
+
+
+def _kernels_around_the_product(order: list[str]) -> list[str]:
+    return ["launch" if item.startswith("launch triton_") else item.split()[0] for item in order]
+
+
+def test_a_torch_npu_op_between_two_kernels_reaches_the_stream_in_program_order(
+    emulated_npu: Any, tmp_path: Path
+) -> None:
+    """A Triton kernel, torch_npu's matmul through its C shim (queued work, as op-plugin issues it), a Triton kernel,
+    with the queue's consumer not scheduled until the call has returned: each launch goes through the same queue, so
+    the stream runs them in program order and the second kernel is given the product after it was written."""
+    found = _run_plan(emulated_npu, _mm_plan(hold_queue=True), tmp_path)
+    for call in found["calls"]:
+        assert _kernels_around_the_product(call["order"]) == ["launch", "callback", "launch"], call["order"]
+        assert call["hazards"] == [], call["hazards"]
+
+
+def test_with_the_queue_off_the_order_is_the_same(emulated_npu: Any, tmp_path: Path) -> None:
+    found = _run_plan(emulated_npu, _mm_plan(), tmp_path, {"TASK_QUEUE_ENABLE": "0"})
+    for call in found["calls"]:
+        assert _kernels_around_the_product(call["order"]) == ["launch", "callback", "launch"], call["order"]
+        assert call["hazards"] == [], call["hazards"]
+
+
+def test_the_ordering_test_fails_against_the_launch_straight_onto_the_stream(emulated_npu: Any, tmp_path: Path) -> None:
+    """Shown able to fail: the launch as this package generated it before (from the calling thread, straight onto
+    the stream) overtakes the queued product: the second kernel runs before the product and reads what it has not
+    written yet."""
+    found = _run_plan(emulated_npu, _mm_plan(hold_queue=True, launch="direct"), tmp_path)
+    for call in found["calls"]:
+        assert _kernels_around_the_product(call["order"]) == ["launch", "launch", "callback"], call["order"]
+        assert any("reads memory aclnnMm (issued before it) has not written yet" in h for h in call["hazards"])
+
+
+def test_an_acl_error_in_queued_work_surfaces_at_the_next_drain_naming_the_kernel(
+    emulated_npu: Any, tmp_path: Path
+) -> None:
+    """As torch_npu's queue reports it: the call returns (the launch is only queued), the failing entry puts the
+    queue in its error state, and the next drain (here the device synchronisation) raises naming the operator."""
+    found = _run_plan(emulated_npu, _mm_plan(hold_queue=True, calls=1, fail="aclrtLaunchKernelWithHostArgs"), tmp_path)
+    (call,) = found["calls"]
+    (error,) = call["errors"]
+    assert error["at"] == "synchronize", error
+    assert "current working operator name is triton_poi_fused_add_sin_0" in error["message"], error
+    assert (
+        "NPU kernel triton_poi_fused_add_sin_0" in error["message"]
+        and "aclrtLaunchKernelWithHostArgs" in error["message"]
+    ), error
+    assert call["order"] == [], call["order"]  # the rest of the queue was dropped, as torch_npu drops it

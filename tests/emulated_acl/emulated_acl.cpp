@@ -51,7 +51,7 @@ struct Region {
 };
 
 struct Op {
-  std::string kind;  // "memset", "copy", "launch"
+  std::string kind;  // "memset", "copy", "launch", "callback"
   int32_t device = 0;
   void* dst = nullptr;
   uint64_t size = 0;
@@ -62,6 +62,8 @@ struct Op {
   uint32_t blocks = 0;
   std::string attrs = "[]";
   std::vector<unsigned char> args;
+  aclrtCallback callback = nullptr;  // aclrtLaunchCallback: a host function run when the stream reaches it
+  void* user_data = nullptr;
 };
 
 struct Stream {
@@ -79,6 +81,8 @@ struct State {
   std::vector<std::string> allocations;
   std::vector<std::string> loads;
   std::vector<std::string> launches;
+  std::vector<std::string> order;  // what reached each stream's execution, in order: launches and host callbacks
+  std::map<uintptr_t, std::pair<uint64_t, std::string>> pending;  // memory a producer issued before will write
   std::map<int32_t, Stream> streams;
   std::map<int32_t, std::pair<int64_t, int64_t>> cores;
   int32_t (*device_source)() = nullptr;
@@ -175,6 +179,11 @@ std::vector<Region*> touched(const Op& op) {
 
 void run(Op& op) {
   State& s = state();
+  if (op.kind == "callback") {  // acl_rt.h aclrtLaunchCallback: the host function, in stream order
+    if (s.record_launches) s.order.push_back("callback on device " + std::to_string(op.device));
+    op.callback(op.user_data);
+    return;
+  }
   if (op.kind == "memset" || op.kind == "copy") {
     Region* target = region_at(reinterpret_cast<uintptr_t>(op.dst));
     if (target != nullptr && target->freed) {
@@ -193,6 +202,7 @@ void run(Op& op) {
     return;
   }
   s.launches_run += 1;
+  if (s.record_launches) s.order.push_back("launch " + op.kernel + " on device " + std::to_string(op.device));
   std::string pointers = "[";
   struct Span {
     uintptr_t begin;
@@ -204,7 +214,15 @@ void run(Op& op) {
     uintptr_t word = 0;
     std::memcpy(&word, op.args.data() + offset, 8);
     Region* region = region_at(word);
-    if (region == nullptr) continue;
+    if (region == nullptr) {
+      for (const auto& [begin, what] : s.pending) {
+        if (word >= begin && word < begin + what.first) {
+          s.hazards.push_back("launch of " + op.kernel + " reads memory " + what.second +
+                              " (issued before it) has not written yet");
+        }
+      }
+      continue;
+    }
     if (region->freed) {
       s.hazards.push_back("launch of " + op.kernel + " reads freed device memory (argument at byte " +
                           std::to_string(offset) + ", region " + std::to_string(region->id) + ")");
@@ -269,9 +287,11 @@ const char* emulated_acl_report(void) {
     calls += (calls.size() > 1 ? "," : "") + quoted(name) + ":" + std::to_string(count);
   }
   calls += "}";
-  std::vector<std::string> hazards;
+  std::vector<std::string> hazards, order;
   for (const auto& hazard : s.hazards) hazards.push_back(quoted(hazard));
-  s.report = "{\"calls\":" + calls + ",\"hazards\":" + list(hazards) + ",\"allocations\":" + list(s.allocations) +
+  for (const auto& item : s.order) order.push_back(quoted(item));
+  s.report = "{\"calls\":" + calls + ",\"hazards\":" + list(hazards) + ",\"order\":" + list(order) +
+             ",\"allocations\":" + list(s.allocations) +
              ",\"loads\":" + list(s.loads) + ",\"launches\":" + list(s.launches) +
              ",\"launches_run\":" + std::to_string(s.launches_run) + ",\"pinned\":" + std::to_string(s.pinned) +
              ",\"peak_pinned\":" + std::to_string(s.peak_pinned) + "}";
@@ -286,6 +306,7 @@ void emulated_acl_reset(void) {
   s.allocations.clear();
   s.loads.clear();
   s.launches.clear();
+  s.order.clear();
 }
 
 void emulated_acl_fail(const char* function) {
@@ -318,6 +339,16 @@ void emulated_acl_record_launches(int record) {
 void emulated_acl_synchronize_all(void) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   for (auto& [device, stream] : state().streams) run_stream(stream);
+}
+
+void emulated_acl_expect_write(const void* address, uint64_t bytes, const char* producer) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  state().pending[reinterpret_cast<uintptr_t>(address)] = {bytes, producer};
+}
+
+void emulated_acl_written(const void* address) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  state().pending.erase(reinterpret_cast<uintptr_t>(address));
 }
 
 int64_t emulated_acl_pinned_bytes(void) { return state().pinned; }
@@ -516,6 +547,18 @@ aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numB
     op.attrs += "]";
   }
   op.args.assign(static_cast<unsigned char*>(hostArgs), static_cast<unsigned char*>(hostArgs) + argsSize);
+  return queue(stream, std::move(op));
+}
+
+aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBlockType blockType, aclrtStream stream) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtLaunchCallback")) return status;
+  if (fn == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+  (void)blockType;  // the host function runs when the stream reaches it either way
+  Op op;
+  op.kind = "callback";
+  op.callback = fn;
+  op.user_data = userData;
   return queue(stream, std::move(op));
 }
 

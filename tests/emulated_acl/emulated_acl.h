@@ -27,6 +27,10 @@ void emulated_acl_set_device_source(int32_t (*source)(void));
 void emulated_acl_record_launches(int record);
 // Run the queued work of every stream.
 void emulated_acl_synchronize_all(void);
+// Dataflow: `producer` (a torch_npu op issued on the host) will write [address, address + bytes) when its queued work
+// reaches the stream; a launch that runs before that and is given a pointer into it is a hazard.
+void emulated_acl_expect_write(const void* address, uint64_t bytes, const char* producer);
+void emulated_acl_written(const void* address);
 // Bytes of pinned host memory now and at the most since the start.
 int64_t emulated_acl_pinned_bytes(void);
 int64_t emulated_acl_peak_pinned_bytes(void);

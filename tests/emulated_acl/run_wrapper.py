@@ -12,7 +12,13 @@ PLAN: {"scenarios": [metadata, ...], "cores": {device: [ai, vector]}, "record": 
 "sizes": [n or "over_limit", ...], "env": {...}, "fail": [ACL function or null, ...]}, ...]}. A phase with a new device
 or env compiles afresh; each size is called once per entry of "fail", with that ACL function failing. For each call
 the output records the size, device, input and output data pointers and which launches it made; for each failing
-call the error message.
+call the error message. After each call every task queue is emptied and the device synchronised, as
+torch.npu.synchronize() does (the stub libtorch_npu's emulated_torch_npu_synchronize_device).
+
+With "graph": "mm" the graph is a Triton kernel, a torch_npu matmul (torch_npu's C shim) and another Triton kernel,
+called "calls" times on device 0, with the task queue's consumer held until the call has returned if "hold_queue" is
+set (a consumer thread not yet scheduled); "launch": "direct" generates the launch as this package did before it used
+the task queue (straight onto the stream from the calling thread), to show what the tests catch.
 """
 
 from __future__ import annotations
@@ -33,6 +39,27 @@ def graph(x: Any) -> Any:
         (x[::2] * 3.0 + x[1::2]).relu(),
         x.view(-1, 16).exp().amax(1),
     )
+
+
+def mm_graph(x: Any, w: Any) -> Any:
+    """A pointwise kernel, the product (an extern torch_npu op between two kernels), a pointwise kernel."""
+    return ((x.sin() + 1.0) @ w).cos()
+
+
+def direct_launch() -> None:
+    """The launch as generated before the task queue: the same statements, run on the calling thread."""
+    from npu_inductor_compat.common import npu_cpp_wrapper
+
+    queued = npu_cpp_wrapper.render_launch
+
+    def render(*args: Any, **kwargs: Any) -> str:
+        lines = queued(*args, **kwargs).splitlines()
+        start = lines.index("auto npu_launch_ = [=]() -> int {")
+        body = [line[2:] for line in lines[start + 1 : -3]]  # less "return 0;", "};" and the RunOpApiV2 call
+        assert lines[-1].startswith("at_npu::native::OpCommand::RunOpApiV2("), lines[-1]
+        return "\n".join(lines[:start] + body)
+
+    npu_cpp_wrapper.render_launch = render
 
 
 SAVED: dict[str, dict[str, Any]] = {}
@@ -83,6 +110,14 @@ def main() -> None:
     with open(sys.argv[1]) as file:
         plan = json.load(file)
     acl = ctypes.CDLL(os.path.join(os.environ["ASCEND_HOME_PATH"], "lib64", "libascendcl.so"))
+    npu = ctypes.CDLL(os.path.join(os.environ["NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME"], "lib", "libtorch_npu.so"))
+    npu.emulated_torch_npu_hold_queue.argtypes = [ctypes.c_int32, ctypes.c_int]
+    npu.emulated_torch_npu_last_error.restype = ctypes.c_char_p
+
+    def synchronize() -> None:
+        if npu.emulated_torch_npu_synchronize_device() != 0:
+            raise RuntimeError(npu.emulated_torch_npu_last_error().decode())
+
     acl.emulated_acl_report.restype = ctypes.c_char_p
     acl.emulated_acl_fail.argtypes = [ctypes.c_char_p]
     acl.emulated_acl_set_cores.argtypes = [ctypes.c_int32, ctypes.c_int64, ctypes.c_int64]
@@ -95,6 +130,11 @@ def main() -> None:
     providers.set_provider(device.PROVIDER)
     activate()
     keep_saved_params()
+    if plan.get("launch") == "direct":
+        direct_launch()
+    if plan.get("graph") == "mm":
+        print(json.dumps(run_mm(plan, acl, npu, synchronize)))
+        return
     scenarios = plan["scenarios"]
     assigned: dict[str, int] = {}
 
@@ -119,7 +159,7 @@ def main() -> None:
                 x = torch.randn(n).to(f"npu:{phase['device']}")
                 if not record:
                     compiled(x)
-                    acl.emulated_acl_synchronize_all()
+                    synchronize()
                     continue
                 for function in phase.get("fail", [None]):
                     acl.emulated_acl_fail((function or "").encode())
@@ -131,7 +171,11 @@ def main() -> None:
                         outputs = None
                     finally:
                         acl.emulated_acl_fail(b"")
-                    acl.emulated_acl_synchronize_all()
+                    try:
+                        synchronize()
+                    except RuntimeError as err:
+                        errors.append({"n": n, "fail": function, "type": type(err).__name__, "message": str(err)})
+                        outputs = None
                     last = len(json.loads(acl.emulated_acl_report())["launches"])
                     remember(kernels, assigned)
                     if outputs is not None:
@@ -147,6 +191,39 @@ def main() -> None:
                     del outputs
     report = json.loads(acl.emulated_acl_report())
     print(json.dumps({"kernels": kernels, "calls": calls, "errors": errors, "report": report}))
+
+
+def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[str, Any]:
+    """The product graph "calls" times; each call's launches, what reached the stream in which order, and hazards."""
+    import torch
+    import torch._inductor.config as inductor_config
+
+    from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
+
+    scenario = plan["scenarios"][0]
+    calls = []
+    with (
+        inductor_config.patch(cpp_wrapper=True, force_disable_caches=True),
+        simulated_metadata(lambda _: dict(scenario)),
+    ):
+        compiled = torch.compile(mm_graph)
+        x, w = torch.randn(16, 32).to("npu:0"), torch.randn(32, 16).to("npu:0")
+        for _ in range(plan.get("calls", 1)):
+            acl.emulated_acl_reset()
+            if plan.get("hold_queue"):
+                npu.emulated_torch_npu_hold_queue(0, 1)
+            acl.emulated_acl_fail(plan.get("fail", "").encode())
+            errors = []
+            for at, step in (("call", lambda: compiled(x, w)), ("synchronize", synchronize)):
+                try:
+                    step()
+                except RuntimeError as err:  # where a failure surfaces: at the call, or at the next drain
+                    errors.append({"at": at, "message": str(err)})
+            acl.emulated_acl_fail(b"")
+            npu.emulated_torch_npu_hold_queue(0, 0)
+            report = json.loads(acl.emulated_acl_report())
+            calls.append({"order": report["order"], "hazards": report["hazards"], "errors": errors})
+    return {"calls": calls}
 
 
 if __name__ == "__main__":

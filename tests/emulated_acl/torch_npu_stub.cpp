@@ -14,15 +14,37 @@
 //  - the returned uint8 tensor has no elements (no sizes are set), so its data_ptr() is null and the memory is its
 //    storage's.
 // aoti_torch_get_current_npu_stream (torch_npu's C shim) returns the emulated stream of the device.
+//
+// The task queue (at_npu::native::OpCommand::RunOpApiV2) follows torch_npu's framework/OpCommand.cpp (RunOpApiV2:
+// queued unless the task queue is off, else run inline on the calling thread), core/npu/NPUQueue.cpp (Repository: a
+// ring of kQueueCapacity = 4096 entries whose producer waits when it is full; one consumer thread per repository
+// that first sets its device (StartConsume) and runs the entries in order; MakeSureQueueEmpty waits until every entry
+// ran; a failing entry puts the repository in its error state, and the next enqueue or drain throws naming the
+// operator) and core/npu/NPUStream.cpp (without PER_STREAM_QUEUE every enqueue of a device goes to its default
+// stream's repository). TASK_QUEUE_ENABLE is read once as core/npu/register/OptionsManager.cpp reads it: unset is 1,
+// only 0, 1 and 2 are valid, ASCEND_LAUNCH_BLOCKING makes it 0; 1 and 2 differ only in how the consumer polls and in
+// what op-plugin's own ops put into the queued work, so both queue here. Drain points modelled: the C shim's stream
+// getter (inductor/aoti_torch/shim_npu.cpp: getCurrentNPUStream(idx).stream(), which empties the queue) and
+// emulated_torch_npu_synchronize_device (npuSynchronizeDevice in NPUStream.cpp: every queue emptied, then the device
+// synchronised). aoti_torch_npu_mm_out is a torch_npu op as op-plugin issues it (EXEC_NPU_CMD: the launch of aclnnMm
+// is queued work on the current stream); here that queued work puts a host function computing the product on the
+// stream (aclrtLaunchCallback), so the product reads its inputs when the stream gets there, as a kernel would.
 #include <ATen/ATen.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch_npu/csrc/core/npu/NPUWorkspaceAllocator.h>
+#include <torch_npu/csrc/framework/OpCommand.h>
 
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "emulated_acl.h"
@@ -78,6 +100,139 @@ struct RegisterDeviceSource {
   RegisterDeviceSource() { emulated_acl_set_device_source(&current_device); }
 } register_device_source;
 
+void set_current_device(int32_t device) {
+  const auto* guard = c10::impl::getDeviceGuardImpl(c10::DeviceType::PrivateUse1);
+  guard->setDevice(c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)));
+}
+
+// OptionsManager::GetTaskQueueEnable: read once; ASCEND_LAUNCH_BLOCKING wins; unset means 1.
+int64_t task_queue_enable() {
+  static const int64_t level = [] {
+    if (std::getenv("ASCEND_LAUNCH_BLOCKING") != nullptr) return int64_t{0};
+    const char* text = std::getenv("TASK_QUEUE_ENABLE");
+    const int64_t value = text == nullptr ? 1 : std::strtol(text, nullptr, 10);
+    if (value < 0 || value > 2) throw std::runtime_error("TASK_QUEUE_ENABLE should be 0, 1 or 2");
+    return value;
+  }();
+  return level;
+}
+
+constexpr size_t kQueueCapacity = 4096;  // NPUQueue.cpp
+
+struct Entry {
+  std::string name;
+  std::function<int()> work;
+};
+
+class Repository {
+ public:
+  explicit Repository(int32_t device) : device_(device), consumer_([this] { consume(); }) { consumer_.detach(); }
+
+  void enqueue(const std::string& name, const std::function<int()>& work) {
+    std::unique_lock<std::mutex> hold(lock_);
+    throw_if_failed(hold);
+    changed_.wait(hold, [this] { return entries_.size() < kQueueCapacity || !error_.empty(); });
+    throw_if_failed(hold);
+    entries_.push_back({name, work});
+    changed_.notify_all();
+  }
+
+  // MakeSureQueueEmpty: everything queued so far has run (a held consumer runs it, then is held again).
+  void drain() {
+    std::unique_lock<std::mutex> hold(lock_);
+    draining_ += 1;
+    changed_.notify_all();
+    changed_.wait(hold, [this] { return (entries_.empty() && !running_) || !error_.empty(); });
+    draining_ -= 1;
+    throw_if_failed(hold);
+  }
+
+  void hold(bool held) {
+    std::lock_guard<std::mutex> guard(lock_);
+    held_ = held;
+    changed_.notify_all();
+  }
+
+ private:
+  void consume() {
+    set_current_device(device_);  // StartConsume: c10_npu::SetDevice(device_id)
+    std::unique_lock<std::mutex> hold(lock_);
+    for (;;) {
+      changed_.wait(hold, [this] { return !entries_.empty() && (!held_ || draining_ > 0); });
+      Entry entry = std::move(entries_.front());
+      entries_.pop_front();
+      running_ = true;
+      hold.unlock();
+      std::string failure;
+      try {
+        const int status = entry.work();
+        if (status != 0) failure = "returned " + std::to_string(status);
+      } catch (const std::exception& err) {
+        failure = err.what();
+      }
+      hold.lock();
+      running_ = false;
+      if (!failure.empty() && error_.empty()) {  // CheckDeviceError: ERROR_EXIT, the rest of the queue is dropped
+        error_ = "The Inner error is reported as above. The process exits for this inner error, and the current "
+                 "working operator name is " + entry.name + ": " + failure;
+        entries_.clear();
+      }
+      changed_.notify_all();
+    }
+  }
+
+  void throw_if_failed(std::unique_lock<std::mutex>&) const {
+    if (!error_.empty()) throw std::runtime_error(error_);
+  }
+
+  int32_t device_;
+  std::mutex lock_;
+  std::condition_variable changed_;
+  std::deque<Entry> entries_;
+  bool running_ = false;
+  bool held_ = false;  // the test's hold: a consumer thread that is not scheduled until a drain needs it
+  int draining_ = 0;
+  std::string error_;
+  std::thread consumer_;
+};
+
+std::mutex repositories_lock;
+std::map<int32_t, Repository*>& repositories() {
+  static auto* instance = new std::map<int32_t, Repository*>();  // never destroyed: consumers outlive main
+  return *instance;
+}
+
+Repository& repository(int32_t device) {
+  std::lock_guard<std::mutex> hold(repositories_lock);
+  Repository*& found = repositories()[device];
+  if (found == nullptr) found = new Repository(device);
+  return *found;
+}
+
+void drain_all() {
+  std::vector<Repository*> all;
+  {
+    std::lock_guard<std::mutex> hold(repositories_lock);
+    for (auto& [device, found] : repositories()) all.push_back(found);
+  }
+  for (Repository* found : all) found->drain();
+}
+
+struct MmArgs {
+  at::Tensor out, self, mat2;
+};
+
+void mm_on_stream(void* data) {
+  std::unique_ptr<MmArgs> args(static_cast<MmArgs*>(data));
+  // the stream has reached the product: read the inputs' memory now (host memory underneath)
+  auto cpu = [](const at::Tensor& t) {
+    return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options().device(at::kCPU));
+  };
+  at::Tensor product = cpu(args->out);
+  at::mm_out(product, cpu(args->self), cpu(args->mat2));
+  emulated_acl_written(args->out.data_ptr());
+}
+
 }  // namespace
 
 namespace at_npu {
@@ -93,10 +248,64 @@ at::Tensor allocate_workspace(uint64_t workspace_size, aclrtStream stream) {
                                                   caffe2::TypeMeta::Make<uint8_t>());
 }
 
+void OpCommand::RunOpApiV2(const string& op_name, const PROC_FUNC& func, bool sync) {
+  const int32_t device = current_device();
+  if (task_queue_enable() != 0) {
+    repository(device).enqueue(op_name, func);
+  } else {
+    const int status = func();  // OpCommandImpl::RunOpApi: inline, on the calling thread
+    if (status != 0) throw std::runtime_error(op_name + " failed: " + std::to_string(status));
+  }
+  if (sync) {
+    repository(device).drain();
+    if (aclrtSynchronizeStream(emulated_acl_stream(device)) != ACL_SUCCESS) throw std::runtime_error(op_name + ": sync failed");
+  }
+}
+
 }  // namespace native
 }  // namespace at_npu
 
 extern "C" AOTITorchError aoti_torch_get_current_npu_stream(int32_t device_index, void** ret_stream) {
-  *ret_stream = emulated_acl_stream(device_index < 0 ? current_device() : device_index);
+  const int32_t device = device_index < 0 ? current_device() : device_index;
+  try {
+    if (task_queue_enable() != 0) repository(device).drain();
+  } catch (const std::exception&) {
+    return AOTI_TORCH_FAILURE;
+  }
+  *ret_stream = emulated_acl_stream(device);
   return AOTI_TORCH_SUCCESS;
 }
+
+extern "C" AOTITorchError aoti_torch_npu_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
+  auto tensor = [](AtenTensorHandle handle) { return *reinterpret_cast<at::Tensor*>(handle); };
+  auto* args = new MmArgs{tensor(out), tensor(self), tensor(mat2)};
+  const int32_t device = current_device();
+  emulated_acl_expect_write(args->out.data_ptr(), args->out.nbytes(), "aclnnMm");
+  try {
+    at_npu::native::OpCommand::RunOpApiV2("aclnnMm", [args, device]() -> int {
+      return static_cast<int>(aclrtLaunchCallback(&mm_on_stream, args, ACL_CALLBACK_BLOCK, emulated_acl_stream(device)));
+    });
+  } catch (const std::exception&) {
+    return AOTI_TORCH_FAILURE;
+  }
+  return AOTI_TORCH_SUCCESS;
+}
+
+// The test's side: npuSynchronizeDevice (every queue emptied, then the device), its error, and a consumer that is not
+// scheduled.
+std::string last_error;
+
+extern "C" int emulated_torch_npu_synchronize_device(void) {
+  try {
+    drain_all();
+  } catch (const std::exception& err) {
+    last_error = err.what();
+    return 1;
+  }
+  emulated_acl_synchronize_all();
+  return 0;
+}
+
+extern "C" const char* emulated_torch_npu_last_error(void) { return last_error.c_str(); }
+
+extern "C" void emulated_torch_npu_hold_queue(int32_t device, int held) { repository(device).hold(held != 0); }

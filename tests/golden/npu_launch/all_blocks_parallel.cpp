@@ -13,31 +13,32 @@ static constexpr const char* npu_kernel_ = "triton_poi_fused_add_sin_0";
 const uint64_t npu_grid_blocks_ = npu_inductor_compat_rt::grid_blocks(grid_0, grid_1, grid_2, true, npu_kernel_);
 const int32_t npu_device_ = npu_inductor_compat_rt::current_device();
 const uint32_t npu_block_dim_ = npu_inductor_compat_rt::block_dim(npu_grid_blocks_, true, npu_device_, true, npu_kernel_);
-void* npu_ffts_ = nullptr;
-npu_inductor_compat_rt::check(aclrtGetHardwareSyncAddr(&npu_ffts_), npu_kernel_, "aclrtGetHardwareSyncAddr");
-const uint64_t npu_workspace_bytes_ = npu_inductor_compat_rt::mul(32ULL, npu_grid_blocks_, npu_kernel_, "workspace size");
-const npu_inductor_compat_rt::LockLayout npu_lock_layout_ = npu_inductor_compat_rt::lock_layout(1ULL, 0ULL, npu_inductor_compat_rt::mul(npu_block_dim_, 1ULL, npu_kernel_, "lock participants"), npu_kernel_);
-npu_inductor_compat_rt::Scratch npu_scratch_(npu_workspace_bytes_, npu_lock_layout_.bytes, stream_, npu_kernel_);
-npu_inductor_compat_rt::check(aclrtMemsetAsync(npu_scratch_.locks, npu_lock_layout_.bytes, 0, npu_lock_layout_.bytes, stream_), npu_kernel_, "aclrtMemsetAsync (sync-block locks)");
-struct __attribute__((packed)) {
-  void* ffts_addr __attribute__((aligned(8)));
-  void* sync_block_lock __attribute__((aligned(8)));
-  void* workspace_addr __attribute__((aligned(8)));
-  void* arg_0 __attribute__((aligned(8)));
-  void* arg_1 __attribute__((aligned(8)));
-  int32_t arg_2 __attribute__((aligned(4)));
-  int32_t grid_0 __attribute__((aligned(4)));
-  int32_t grid_1 __attribute__((aligned(4)));
-  int32_t grid_2 __attribute__((aligned(4)));
-} npu_args_ = {
-  npu_ffts_,
-  npu_scratch_.locks,
-  npu_scratch_.workspace,
-  var_0,
-  var_1,
-  var_2,
-  static_cast<int32_t>(grid_0),
-  static_cast<int32_t>(grid_1),
-  static_cast<int32_t>(grid_2),
-};
-npu_inductor_compat_rt::check(aclrtLaunchKernelWithHostArgs(triton_poi_fused_add_sin_0, npu_block_dim_, stream_, nullptr, &npu_args_, sizeof(npu_args_), nullptr, 0), npu_kernel_, "aclrtLaunchKernelWithHostArgs");
+auto npu_launch_ = [=]() -> int {
+  void* npu_ffts_ = nullptr;
+  npu_inductor_compat_rt::check(aclrtGetHardwareSyncAddr(&npu_ffts_), npu_kernel_, "aclrtGetHardwareSyncAddr");
+  const uint64_t npu_workspace_bytes_ = npu_inductor_compat_rt::mul(32ULL, npu_grid_blocks_, npu_kernel_, "workspace size");
+  const npu_inductor_compat_rt::LockLayout npu_lock_layout_ = npu_inductor_compat_rt::lock_layout(1ULL, 0ULL, npu_inductor_compat_rt::mul(npu_block_dim_, 1ULL, npu_kernel_, "lock participants"), npu_kernel_);
+  npu_inductor_compat_rt::Scratch npu_scratch_(npu_workspace_bytes_, npu_lock_layout_.bytes, stream_, npu_kernel_);
+  npu_inductor_compat_rt::check(aclrtMemsetAsync(npu_scratch_.locks, npu_lock_layout_.bytes, 0, npu_lock_layout_.bytes, stream_), npu_kernel_, "aclrtMemsetAsync (sync-block locks)");
+  struct __attribute__((packed)) {
+    void* ffts_addr __attribute__((aligned(8)));
+    void* sync_block_lock __attribute__((aligned(8)));
+    void* workspace_addr __attribute__((aligned(8)));
+    void* arg_0 __attribute__((aligned(8)));
+    void* arg_1 __attribute__((aligned(8)));
+    int32_t arg_2 __attribute__((aligned(4)));
+    int32_t grid_0 __attribute__((aligned(4)));
+    int32_t grid_1 __attribute__((aligned(4)));
+    int32_t grid_2 __attribute__((aligned(4)));
+  } npu_args_ = {
+    npu_ffts_,
+    npu_scratch_.locks,
+    npu_scratch_.workspace,
+    var_0,
+    var_1,
+    var_2,
+    static_cast<int32_t>(grid_0),
+    static_cast<int32_t>(grid_1),
+    static_cast<int32_t>(grid_2),
+  };
+  npu_inductor_compat_rt::check(aclrtLaunchKernelWithHostArgs(triton_poi_fused_add_sin_0, npu_block_dim_, stream_, nullptr, &npu_args_, sizeof(npu_args_), nullptr, 0), npu_kernel_, "aclrtLaunchKernelWithHostArgs");
