@@ -70,11 +70,12 @@ def _tier(torch: str, tier: str) -> str:
 @nox.session
 @nox.parametrize("torch", list(TORCH_LINES))
 def tests(session: nox.Session, torch: str) -> None:
-    """The fast tier (what plain `pytest` runs) against one torch release; posargs go to pytest.
+    """The fast tier (what plain `pytest` runs) against one torch release; posargs go to pytest (a -m among them
+    replaces the tier's).
 
     In one process: each xdist worker would pay torch's and Inductor's import (~10 s) for ~10 s of tests."""
     _install_line(session, torch)
-    tier = ("-m", _tier(torch, "not slow")) if not session.posargs else ()
+    tier = ("-m", _tier(torch, "not slow"))
     session.run("pytest", *tier, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
 
 
@@ -84,7 +85,7 @@ def slow(session: nox.Session, torch: str) -> None:
     """The slow tier (fresh interpreters, C++ builds, wheel downloads, real compiles) against one torch release, on
     both cores: pytest-xdist keeps each file in one worker, so a file's shared codegen run is made once."""
     _install_line(session, torch)
-    tier = ("-m", _tier(torch, "slow")) if not session.posargs else ()
+    tier = ("-m", _tier(torch, "slow"))  # posargs follow: a -m among them replaces it
     workers = ("-n", "2", "--dist", "loadfile")
     session.run("pytest", *workers, *tier, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
 
@@ -190,7 +191,7 @@ def torch_npu_wheel(session: nox.Session, torch: str) -> None:
     session.install(f"torch=={torch}", "setuptools", "numpy", "-e", ".[test]")
     session.run("python", "-c", CHECK_TORCH, torch)
     tests = ("tests/test_torch_npu_wheel.py", "tests/test_torch_npu_fixes.py", "tests/test_torch_npu_verdicts.py")
-    session.run("pytest", *tests, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
+    session.run("pytest", "-m", "", *tests, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})  # both tiers
     for example in ("pointwise_reduction", "torch_npu_branch_fixes"):
         out = f"out/torch_npu-{torch}/{example}"
         codegen = ("python", "-m", "npu_inductor_compat", "codegen", f"examples/{example}.py")
