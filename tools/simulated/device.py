@@ -5,8 +5,9 @@ PyTorch's PrivateUse1 backend, renamed "npu" and backed by host (CPU) memory, so
 ``torch.compile``'s Inductor can generate code for device "npu" on a CPU-only machine (codegen only: nothing is
 launched on a device). It is a test and development tool, not an accelerator.
 
-- :func:`setup` builds (once per torch version, cached on disk) and loads the C++ part, ``device_ext.cpp`` beside
-  this file (allocator, a few kernels, CPU fallback, device/stream guard, PrivateUse1 hooks, raw-stream getter),
+- :func:`setup` builds (once per torch build and source: :mod:`.extension_build`) and loads the C++ part,
+  ``device_ext.cpp`` beside this file (allocator, a few kernels, CPU fallback, device/stream guard, PrivateUse1 hooks,
+  raw-stream getter),
   then renames PrivateUse1 to "npu", registers ``torch.npu`` and generates ``Tensor.npu()`` / ``Tensor.is_npu``.
 - :data:`SimulatedNpuInterface` is a ``torch._dynamo.device_interface.DeviceInterface`` for "npu". This module does
   not register it (the device layer does, with ``register_interface_for_device("npu", SimulatedNpuInterface)``).
@@ -175,7 +176,7 @@ class SimulatedNpu:
         self, torch_version: str, build_seconds: float, reused: bool, extension: Any, build_directory: str
     ) -> None:
         self.torch_version = torch_version
-        self.build_seconds = build_seconds  # seconds spent in cpp_extension.load (build, or check and load)
+        self.build_seconds = build_seconds  # seconds spent finding or building the library (its import excluded)
         self.reused = reused  # True when a build from an earlier process was loaded as it was
         self.extension = extension
         self.build_directory = build_directory
