@@ -208,8 +208,6 @@ def _scratch(meta: KernelLaunchMetadata) -> list[str]:
         )
     else:  # a stream-ordered copy from the persistent host image
         lines.append(
-            f"{ns}::check(aclrtMemcpyAsync(npu_scratch_.locks, npu_lock_layout_.bytes, {ns}::lock_image("
-            f"npu_lock_layout_, {init}LL, npu_device_, npu_kernel_), npu_lock_layout_.bytes, "
-            'ACL_MEMCPY_HOST_TO_DEVICE, stream_), npu_kernel_, "aclrtMemcpyAsync (sync-block locks)");'
+            f"{ns}::copy_lock_image(npu_scratch_.locks, npu_lock_layout_, {init}LL, npu_device_, stream_, npu_kernel_);"
         )
     return lines

@@ -160,12 +160,15 @@ struct LockImages {
   uint64_t bytes = 0;
 };
 
-// Image of a lock buffer: ordered slots hold `ordered_init`; each unordered lock's first slot holds the participant
-// count, the rest 0.
-inline const void* lock_image(const LockLayout& layout, int64_t ordered_init, int32_t device, const char* kernel) {
+inline std::mutex& lock_images_guard() {
   static std::mutex guard;
+  return guard;
+}
+
+// Image of a lock buffer: ordered slots hold `ordered_init`; each unordered lock's first slot holds the participant
+// count, the rest 0. The caller holds lock_images_guard() until the copy that reads the image is queued.
+inline const void* lock_image(const LockLayout& layout, int64_t ordered_init, int32_t device, const char* kernel) {
   static std::map<int32_t, LockImages> per_device;
-  std::lock_guard<std::mutex> hold(guard);
   LockImages& cache = per_device[device];
   const auto key = std::make_tuple(layout.ordered_slots, layout.unordered, layout.participants, ordered_init);
   auto found = cache.images.find(key);
@@ -194,6 +197,18 @@ inline const void* lock_image(const LockLayout& layout, int64_t ordered_init, in
   cache.images.emplace(key, host);
   cache.bytes += layout.bytes;
   return host;
+}
+
+// Initialise a lock buffer from its image with a copy queued on `stream`, the images' lock held from the look-up until
+// the copy is queued: another thread's eviction (synchronise the device, then free) comes either before the look-up or
+// after the copy is queued, when its synchronisation runs the copy first. (Released before the copy was queued, the
+// image could be freed under it: two host threads run launches at once when the task queue is off.)
+inline void copy_lock_image(void* locks, const LockLayout& layout, int64_t ordered_init, int32_t device,
+                            aclrtStream stream, const char* kernel) {
+  std::lock_guard<std::mutex> hold(lock_images_guard());
+  const void* image = lock_image(layout, ordered_init, device, kernel);
+  check(aclrtMemcpyAsync(locks, layout.bytes, image, layout.bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream), kernel,
+        "aclrtMemcpyAsync (sync-block locks)");
 }
 
 // ---------------------------------------------------------------------------------------------- scratch memory

@@ -484,3 +484,114 @@ def test_an_acl_error_in_queued_work_surfaces_at_the_next_drain_naming_the_kerne
         and "aclrtLaunchKernelWithHostArgs" in error["message"]
     ), error
     assert call["order"] == [], call["order"]  # the rest of the queue was dropped, as torch_npu drops it
+
+
+# ---------------------------------------------------------------------------------------------- lock images, 2 threads
+RACE = r"""
+#include "runtime.h"
+#include "emulated_acl.h"
+#include <atomic>
+#include <thread>
+// Two host threads (the task queue off: each runs its launches itself), one lock image each, the second past the
+// images' budget so that it evicts the first. Thread A is held between looking its image up and queuing the copy
+// until B has evicted: with `split`, A looks up and copies as this package's launch did before (the images' lock
+// released in between); without, A uses copy_lock_image, and B can only evict before the look-up or after the copy.
+extern "C" int race(int split) {
+  using namespace npu_inductor_compat_rt;
+  aclrtStream stream = emulated_acl_stream(0);
+  const LockLayout a = lock_layout(5ULL << 20, 0, 1, "kernel_a");  // 40 MiB of ordered slots
+  const LockLayout b = lock_layout((5ULL << 20) + 8, 0, 1, "kernel_b");  // 40 MiB more: past the 64 MiB budget
+  void* locks_a = nullptr;
+  void* locks_b = nullptr;
+  if (aclrtMalloc(&locks_a, a.bytes, ACL_MEM_MALLOC_HUGE_ONLY)) return 1;
+  if (aclrtMalloc(&locks_b, b.bytes, ACL_MEM_MALLOC_HUGE_ONLY)) return 1;
+  std::atomic<int> step{0};
+  std::thread first([&] {
+    if (split) {
+      const void* image;
+      {
+        std::lock_guard<std::mutex> hold(lock_images_guard());
+        image = lock_image(a, 7, 0, "kernel_a");
+      }
+      step = 1;
+      while (step != 2) std::this_thread::yield();
+      aclrtMemcpyAsync(locks_a, a.bytes, image, a.bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream);
+    } else {
+      copy_lock_image(locks_a, a, 7, 0, stream, "kernel_a");
+      step = 1;
+      while (step != 2) std::this_thread::yield();
+    }
+  });
+  std::thread second([&] {
+    while (step != 1) std::this_thread::yield();
+    copy_lock_image(locks_b, b, 9, 0, stream, "kernel_b");
+    step = 2;
+  });
+  first.join();
+  second.join();
+  emulated_acl_synchronize_all();
+  return static_cast<const int64_t*>(locks_a)[0] == 7 ? 0 : 2;  // what kernel_a's locks start at
+}
+"""
+
+RACE_RUN = """
+import ctypes, json, sys
+race = ctypes.CDLL(sys.argv[1])
+acl = ctypes.CDLL(sys.argv[2])
+acl.emulated_acl_report.restype = ctypes.c_char_p
+code = race.race(int(sys.argv[3]))
+report = json.loads(acl.emulated_acl_report())
+print(json.dumps({"code": code, "hazards": report["hazards"], "frees": report["calls"].get("aclrtFreeHost", 0)}))
+"""
+
+
+def test_a_lock_image_is_never_freed_between_its_look_up_and_its_copy(emulated_npu: Any, tmp_path: Path) -> None:
+    """Two host threads against the emulated ACL, the interleaving forced: the second thread's new image evicts the
+    first's. With the copy queued under the images' lock the first thread's locks start at their value and nothing is
+    freed under a copy; with the look-up and the copy split, as this package's launch was, the copy is queued from
+    freed memory (shown able to fail)."""
+    from torch.utils.cpp_extension import include_paths
+
+    from npu_inductor_compat.common import npu_launch
+    from npu_inductor_compat.tools.simulated.headers import _cpp_standard
+
+    (tmp_path / "runtime.h").write_text(npu_launch.runtime_source())
+    source = tmp_path / "race.cpp"
+    source.write_text(RACE)
+    library = tmp_path / "librace.so"
+    command = [
+        "g++",
+        _cpp_standard(),
+        "-O1",
+        "-shared",
+        "-fPIC",
+        "-w",
+        f"-I{tmp_path}",
+        f"-I{EMULATED}",
+        f"-I{emulated_npu.torch_npu_home / 'include'}",
+        f"-I{emulated_npu.torch_npu_home / 'include' / 'third_party' / 'acl' / 'inc'}",
+        *(f"-I{path}" for path in include_paths()),
+        str(source),
+        "-o",
+        str(library),
+        f"-L{emulated_npu.libascendcl.parent}",
+        "-lascendcl",
+        "-pthread",
+        f"-Wl,-rpath,{emulated_npu.libascendcl.parent}",
+    ]
+    built = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+    assert built.returncode == 0, built.stderr[-4000:]
+    found = {}
+    for split in (0, 1):
+        done = subprocess.run(
+            [sys.executable, "-c", RACE_RUN, str(library), str(emulated_npu.libascendcl), str(split)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+        found[split] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found[0] == {"code": 0, "hazards": [], "frees": 1}, found[0]
+    assert found[1]["frees"] == 1 and found[1]["code"] == 2, found[1]
+    assert "aclrtMemcpyAsync queued from a host buffer aclrtFreeHost already freed" in found[1]["hazards"]

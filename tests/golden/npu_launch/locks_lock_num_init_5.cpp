@@ -18,7 +18,7 @@ auto npu_launch_ = [=]() -> int {
   npu_inductor_compat_rt::check(aclrtGetHardwareSyncAddr(&npu_ffts_), npu_kernel_, "aclrtGetHardwareSyncAddr");
   const npu_inductor_compat_rt::LockLayout npu_lock_layout_ = npu_inductor_compat_rt::lock_layout(3ULL, 0ULL, npu_inductor_compat_rt::mul(npu_block_dim_, 1ULL, npu_kernel_, "lock participants"), npu_kernel_);
   npu_inductor_compat_rt::Scratch npu_scratch_(0, npu_lock_layout_.bytes, stream_, npu_kernel_);
-  npu_inductor_compat_rt::check(aclrtMemcpyAsync(npu_scratch_.locks, npu_lock_layout_.bytes, npu_inductor_compat_rt::lock_image(npu_lock_layout_, 5LL, npu_device_, npu_kernel_), npu_lock_layout_.bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream_), npu_kernel_, "aclrtMemcpyAsync (sync-block locks)");
+  npu_inductor_compat_rt::copy_lock_image(npu_scratch_.locks, npu_lock_layout_, 5LL, npu_device_, stream_, npu_kernel_);
   struct __attribute__((packed)) {
     void* ffts_addr __attribute__((aligned(8)));
     void* sync_block_lock __attribute__((aligned(8)));
