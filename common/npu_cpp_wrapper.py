@@ -130,8 +130,14 @@ def ffts_decision() -> tuple[bool, str]:
         if hasattr(utils, "triton_support_ffts"):
             return bool(utils.triton_support_ffts()), "triton-ascend's triton_support_ffts()"
         arch = utils.get_ascend_arch_from_env()
-        answer = bool(utils.is_ffts_supported(arch)) and not bool(utils.force_disable_ffts())
-        return answer, "triton-ascend's is_ffts_supported() and force_disable_ffts()"
+        # force_disable_ffts() takes no argument in 3.2.0 and on its main branch (TRITON_DISABLE_FFTS, and 910_95 on
+        # main); newer drivers pass the kernel's arch (force_disable_ffts(arch)): ask it as this release defines it
+        disable = utils.force_disable_ffts
+        takes_arch = _positional_parameters(disable) > 0
+        disabled = bool(disable(arch) if takes_arch else disable())
+        answer = bool(utils.is_ffts_supported(arch)) and not disabled
+        asked = "force_disable_ffts(arch)" if takes_arch else "force_disable_ffts()"
+        return answer, f"triton-ascend's is_ffts_supported() and {asked}"
     from npu_inductor_compat.common import torch_npu_names
     from npu_inductor_compat.common.providers import TORCH_NPU, active_provider
 
@@ -148,6 +154,17 @@ def ffts_decision() -> tuple[bool, str]:
     if arch in NO_FFTS_ARCHS or any(family in arch for family in NO_FFTS_FAMILIES):
         return False, f"{ARCH_ENV}={arch} has no FFTS"
     return True, f"triton-ascend's rule: FFTS unless {FFTS_ENV} or a SoC without it ({ARCH_ENV}={arch or 'unset'})"
+
+
+def _positional_parameters(function: Any) -> int:
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: called as 3.2.0 defines it
+        return 0
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for parameter in parameters if parameter.kind in kinds)
 
 
 def runtime_blocks(kernel: str, params: dict[str, Any]) -> dict[str, int]:

@@ -269,6 +269,32 @@ def test_an_installed_triton_ascend_answers_the_ffts_question_itself(
     assert npu_cpp_wrapper.ffts_decision() == (supported, "triton-ascend's triton_support_ffts()")
 
 
+@pytest.mark.parametrize("with_arch", [False, True])
+def test_force_disable_ffts_is_asked_as_the_installed_triton_ascend_defines_it(
+    monkeypatch: pytest.MonkeyPatch, with_arch: bool
+) -> None:
+    """triton-ascend 3.2.0 and its main branch define force_disable_ffts() with no argument; a newer driver defines
+    force_disable_ffts(arch) (true on the 910_95 family). Stands in for its backends/ascend/utils.py, without
+    triton_support_ffts (as in 3.2.0): the arch must reach the function that takes it."""
+    import importlib.machinery
+    import types
+
+    from npu_inductor_compat.common import npu_cpp_wrapper
+
+    utils = types.ModuleType("triton.backends.ascend.utils")
+    utils.__spec__ = importlib.machinery.ModuleSpec("triton.backends.ascend.utils", None)
+    utils.get_ascend_arch_from_env = lambda: "Ascend910_9589"  # type: ignore[attr-defined]
+    utils.is_ffts_supported = lambda arch: True  # type: ignore[attr-defined]
+    if with_arch:
+        utils.force_disable_ffts = lambda arch: arch.startswith("Ascend910_95")  # type: ignore[attr-defined]
+    else:
+        utils.force_disable_ffts = lambda: False  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "triton.backends.ascend.utils", utils)
+    answer, reason = npu_cpp_wrapper.ffts_decision()
+    assert answer is (not with_arch), reason
+    assert reason.endswith("force_disable_ffts(arch)" if with_arch else "force_disable_ffts()"), reason
+
+
 def test_npu_wrappers_are_built_with_torch_npus_and_acls_libraries(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
