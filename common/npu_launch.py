@@ -19,6 +19,8 @@ Per launch the block:
   scalars 8-aligned, every other scalar 4-aligned;
 - launches with ``aclrtLaunchKernelWithHostArgs``, passing the dynamic unified-buffer size of SIMT kernels in the
   launch config; every ACL return code is checked, and the error names the kernel;
+- refuses an aclgraph capture of the stream, naming the kernel (the workspace block could be freed under the
+  captured graph);
 - does all of that after the block count in work handed to torch_npu's task queue
   (``at_npu::native::OpCommand::RunOpApiV2``), so it reaches the stream after the torch_npu ops issued before it.
 """
@@ -122,6 +124,7 @@ def render_launch(
         f"// npu_inductor_compat launch of {meta.kernel}: {describe(meta)}"
         + ("; all blocks parallel" if capped else ""),
         f'static constexpr const char* npu_kernel_ = "{meta.kernel}";',
+        f"{ns}::refuse_capture(stream_, npu_kernel_);",
         f"const uint64_t npu_grid_blocks_ = {ns}::grid_blocks(grid_0, grid_1, grid_2, {flag}, npu_kernel_);",
         f"const int32_t npu_device_ = {ns}::current_device();",
         f"const uint32_t npu_block_dim_ = {ns}::block_dim(npu_grid_blocks_, {flag}, npu_device_, "

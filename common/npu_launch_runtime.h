@@ -43,6 +43,22 @@ inline void check(aclError status, const char* kernel, const char* call) {
   }
 }
 
+// aclgraph capture is refused, before anything is queued. The launch takes workspace and locks from torch_npu's
+// per-stream workspace block (NPUWorkspaceAllocator.cpp), which a later, larger request frees and reallocates outside
+// any capture, so a captured launch would replay into freed memory; torch_npu's own dvm backend takes workspace from
+// the caching allocator while capturing instead (inductor/dvm/pybind_api.cpp). The stream is asked as torch_npu asks
+// it (core/npu/NPUGraphsUtils.cpp: aclmdlRICaptureGetInfo).
+inline void refuse_capture(aclrtStream stream, const char* kernel) {
+  aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+  aclmdlRI model = nullptr;
+  check(aclmdlRICaptureGetInfo(stream, &status, &model), kernel, "aclmdlRICaptureGetInfo");
+  if (status != ACL_MODEL_RI_CAPTURE_STATUS_NONE) {
+    fail(kernel, "the stream is being captured into an aclgraph, which npu_inductor_compat's C++ wrapper does not "
+                 "support (its workspace comes from torch_npu's per-stream workspace block, which a later launch may "
+                 "free under the captured graph): capture the graph without cpp_wrapper, or run it uncaptured");
+  }
+}
+
 inline uint64_t mul(uint64_t a, uint64_t b, const char* kernel, const char* what) {
   uint64_t product = 0;
   if (__builtin_mul_overflow(a, b, &product)) {

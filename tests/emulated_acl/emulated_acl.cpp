@@ -69,6 +69,7 @@ struct Op {
 struct Stream {
   int32_t device = 0;
   std::vector<Op> queued;
+  bool capturing = false;  // aclmdlRICaptureGetInfo's answer (set by the test)
 };
 
 struct State {
@@ -328,6 +329,12 @@ void* emulated_acl_stream(int32_t device) {
   return &stream;
 }
 
+void emulated_acl_set_capturing(int32_t device, int capturing) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  state().streams[device].device = device;
+  state().streams[device].capturing = capturing != 0;
+}
+
 void emulated_acl_set_device_source(int32_t (*source)(void)) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   state().device_source = source;
@@ -570,6 +577,16 @@ aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numB
   }
   op.args.assign(static_cast<unsigned char*>(hostArgs), static_cast<unsigned char*>(hostArgs) + argsSize);
   return queue(stream, std::move(op));
+}
+
+aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* status, aclmdlRI* modelRI) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError error = enter("aclmdlRICaptureGetInfo")) return error;
+  Stream* found = stream_of(stream);
+  if (found == nullptr || status == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+  *status = found->capturing ? ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE : ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+  if (modelRI != nullptr) *modelRI = nullptr;
+  return ACL_SUCCESS;
 }
 
 aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBlockType blockType, aclrtStream stream) {

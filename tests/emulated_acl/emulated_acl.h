@@ -17,6 +17,8 @@ void emulated_acl_reset(void);
 void emulated_acl_fail(const char* function);
 // The core counts aclrtGetDeviceInfo reports for `device`.
 void emulated_acl_set_cores(int32_t device, int64_t ai_cores, int64_t vector_cores);
+// Whether `device`'s stream reports an aclgraph capture in progress (aclmdlRICaptureGetInfo).
+void emulated_acl_set_capturing(int32_t device, int capturing);
 // The stream of `device` (one per device).
 void* emulated_acl_stream(int32_t device);
 // Where the current device comes from: torch_npu keeps ACL's current device in step with its own (NPUFunctions.cpp,

@@ -213,6 +213,7 @@ def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[s
             if plan.get("hold_queue"):
                 npu.emulated_torch_npu_hold_queue(0, 1)
             acl.emulated_acl_fail(plan.get("fail", "").encode())
+            acl.emulated_acl_set_capturing(0, int(plan.get("capturing", False)))
             errors = []
             for at, step in (("call", lambda: compiled(x, w)), ("synchronize", synchronize)):
                 try:
@@ -220,6 +221,7 @@ def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[s
                 except RuntimeError as err:  # where a failure surfaces: at the call, or at the next drain
                     errors.append({"at": at, "message": str(err)})
             acl.emulated_acl_fail(b"")
+            acl.emulated_acl_set_capturing(0, 0)
             npu.emulated_torch_npu_hold_queue(0, 0)
             report = json.loads(acl.emulated_acl_report())
             calls.append({"order": report["order"], "hazards": report["hazards"], "errors": errors})
