@@ -72,7 +72,6 @@ def clean_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 PythonRunner = Callable[..., "subprocess.CompletedProcess[str]"]
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 class CodegenRun:
@@ -112,7 +111,6 @@ def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Co
                     "--out",
                     str(folder / "out"),
                 ]
-                env = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
                 ran = subprocess.run(
                     [*command, *args],
                     capture_output=True,
@@ -120,7 +118,7 @@ def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Co
                     timeout=900,
                     check=False,
                     cwd=folder / "cwd",
-                    env=env,
+                    env=child_env(),
                 )
                 done.write_text(json.dumps([ran.returncode, ran.stdout, ran.stderr]))
             returncode, stdout, stderr = json.loads(done.read_text())
@@ -135,9 +133,13 @@ def run_python() -> PythonRunner:
     return _run_python
 
 
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This environment less the package's overrides (ENV_KEYS), plus ``extra``: what a fresh interpreter gets."""
+    return {**{k: v for k, v in os.environ.items() if k not in ENV_KEYS}, **(extra or {})}
+
+
 def _run_python(code: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
-    full_env.update(env or {})
+    full_env = child_env(env)
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=full_env, timeout=timeout, check=False
     )

@@ -813,12 +813,16 @@ def render(reports: Sequence[ReleaseReport], details: bool = True) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- fetching
+def cache_base() -> Path:
+    """Where this project's caches live by default: $XDG_CACHE_HOME/npu-inductor-compat, else ~/.cache/...."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "npu-inductor-compat"
+
+
 def default_cache_dir() -> Path:
     configured = os.environ.get(WHEEL_CACHE_ENV)
     if configured:
         return Path(configured).expanduser()
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "npu-inductor-compat" / "torch_npu_wheels"
+    return cache_base() / "torch_npu_wheels"
 
 
 def _wheel_version(path: Path) -> str:

@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -84,7 +85,8 @@ struct State {
   std::vector<std::string> launches;
   std::vector<std::string> order;  // what reached each stream's execution, in order: launches and host callbacks
   std::map<uintptr_t, std::pair<uint64_t, std::string>> pending;  // memory a producer issued before will write
-  std::vector<std::pair<uintptr_t, uint64_t>> quarantine;  // freed pinned blocks, kept (poisoned) for a while
+  std::map<uintptr_t, uint64_t> quarantine;  // freed pinned blocks by start, kept (poisoned) for a while
+  std::deque<uintptr_t> quarantine_order;     // oldest first: really freed past the bound
   uint64_t quarantined = 0;
   std::map<int32_t, Stream> streams;
   std::map<int32_t, std::pair<int64_t, int64_t>> cores;
@@ -462,23 +464,27 @@ aclError aclrtFreeHost(void* hostPtr) {
   // benchmark makes thousands of images).
   s.pinned -= static_cast<int64_t>(region->size);
   std::memset(hostPtr, 0xDD, region->size);
-  s.quarantine.emplace_back(region->begin, region->size);
+  s.quarantine[region->begin] = region->size;
+  s.quarantine_order.push_back(region->begin);
   s.quarantined += region->size;
   s.regions.erase(region->begin);
-  while (s.quarantined > (256ULL << 20) && !s.quarantine.empty()) {
-    s.quarantined -= s.quarantine.front().second;
-    std::free(reinterpret_cast<void*>(s.quarantine.front().first));
-    s.quarantine.erase(s.quarantine.begin());
+  while (s.quarantined > (256ULL << 20) && !s.quarantine_order.empty()) {
+    const uintptr_t oldest = s.quarantine_order.front();
+    s.quarantine_order.pop_front();
+    s.quarantined -= s.quarantine[oldest];
+    s.quarantine.erase(oldest);
+    std::free(reinterpret_cast<void*>(oldest));
   }
   return ACL_SUCCESS;
 }
 
 static bool freed_host_memory(const void* address) {
   const auto word = reinterpret_cast<uintptr_t>(address);
-  for (const auto& [begin, size] : state().quarantine) {
-    if (word >= begin && word < begin + size) return true;
-  }
-  return false;
+  const auto& quarantine = state().quarantine;
+  auto found = quarantine.upper_bound(word);
+  if (found == quarantine.begin()) return false;
+  --found;
+  return word < found->first + found->second;
 }
 
 aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {

@@ -194,7 +194,7 @@ def main() -> None:
 
 
 def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[str, Any]:
-    """The product graph "calls" times; each call's launches, what reached the stream in which order, and hazards."""
+    """The product graph "calls" times; per call what reached the stream in which order, hazards and errors."""
     import torch
     import torch._inductor.config as inductor_config
 

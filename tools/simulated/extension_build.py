@@ -23,7 +23,7 @@ from typing import Any
 __all__ = ["CACHE_ENV", "Built", "build_key", "cache_root", "ensure_built", "load"]
 
 CACHE_ENV = "NPU_INDUCTOR_COMPAT_EXTENSION_CACHE"
-_COMPLETE = "complete"  # written last into a finished build folder, before it is renamed into place
+_COMPLETE = "complete"  # written into a build folder once its library is built: a folder without it is half-built
 Note = Callable[[str], None]
 
 
@@ -42,8 +42,9 @@ def cache_root() -> Path:
     configured = os.environ.get(CACHE_ENV)
     if configured:
         return Path(configured).expanduser().absolute()
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "npu-inductor-compat" / "simulated_npu"
+    from npu_inductor_compat.tools.survey import cache_base
+
+    return cache_base() / "simulated_npu"
 
 
 def build_key(source: bytes, flags: tuple[str, ...], torch_build: tuple[str, ...]) -> str:
