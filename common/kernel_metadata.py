@@ -5,9 +5,9 @@ slots, triton-ascend < 3.6), ``sync_block_lock_layout`` (3.6: packed lock counts
 32 bits unordered locks), ``lock_init_val`` (falling back to ``lock_init_value``, the name triton-ascend 3.2.0's own
 driver reads), ``mix_mode`` (e.g. "aiv", "aic", "mix"), ``auto_tile_and_bind_subblock``, the pure-SIMT flag under
 both names the released lines use (``force_simt_only``; ``is_pure_simt`` in newer triton-ascend), ``parallel_mode``
-("simd", "simt", ...), ``shared_mem_dynamic_size`` (the dynamic unified-buffer bytes a SIMT kernel is launched with;
-216 KiB for a SIMT kernel whose metadata has none, as triton-ascend 3.2.0 launches them) and
-``has_auto_blockify_blacklist_op`` (torch_npu: never cap this kernel's blocks).
+("simd", "simt", ...), ``compile_on_910_95`` (compiled for the Ascend 910_95 family), ``shared_mem_dynamic_size`` (the
+dynamic unified-buffer bytes a SIMT kernel compiled for 910_95 is launched with; 216 KiB where the metadata has none,
+as triton-ascend 3.2.0 launches them) and ``has_auto_blockify_blacklist_op`` (torch_npu: never cap its blocks).
 Metadata may be an object (``bin.metadata``) or a dict. These values are printed into C++: each is converted to a
 plain ``int``/``str``/``bool`` first, and anything that is not a non-negative integer in range (or a bool where a
 flag is meant, an identifier where a mode is meant) is an error naming the kernel and the field.
@@ -97,6 +97,7 @@ class KernelLaunchMetadata:
     force_simt_only: bool = False
     is_pure_simt: bool = False
     parallel_mode: str = ""
+    compile_on_910_95: bool = False
     shared_mem_dynamic_size: int = 0
     has_auto_blockify_blacklist_op: bool = False
 
@@ -107,9 +108,17 @@ class KernelLaunchMetadata:
 
     @property
     def simt(self) -> bool:
-        """Launched with a dynamic unified buffer: pure SIMT, or a parallel mode with SIMT in it (triton-ascend
-        driver.py and torch_npu cpp_wrapper_npu.py: ``"simt" in parallel_mode or force_simt_only``)."""
+        """Pure SIMT, or a parallel mode with SIMT in it (triton-ascend driver.py and torch_npu cpp_wrapper_npu.py:
+        ``"simt" in parallel_mode or force_simt_only``)."""
         return self.pure_simt or "simt" in self.parallel_mode
+
+    @property
+    def dynamic_unified_buffer(self) -> bool:
+        """Launched with a dynamic unified buffer: a SIMT kernel compiled for the 910_95 family. triton-ascend's
+        launcher asks both (3.2.0 and main, driver.py: ``if compile_on_910_95 and enable_simt``), as torch_npu's
+        wrapper asks SIMT and an Ascend950 SoC (cpp_wrapper_npu.py, ``is_ascend950``); other SoCs have no SIMT
+        launch attribute, so a SIMT kernel compiled for them launches like any other."""
+        return self.simt and self.compile_on_910_95
 
     @property
     def vector_cores(self) -> bool:
@@ -164,6 +173,7 @@ FIELDS = (
     "force_simt_only",
     "is_pure_simt",
     "parallel_mode",
+    "compile_on_910_95",
     "shared_mem_dynamic_size",
     "has_auto_blockify_blacklist_op",
 )
@@ -187,6 +197,7 @@ def read_launch_metadata(kernel: str, metadata: Any) -> KernelLaunchMetadata:
         force_simt_only=_flag(kernel, "force_simt_only", _field(metadata, "force_simt_only")),
         is_pure_simt=_flag(kernel, "is_pure_simt", _field(metadata, "is_pure_simt")),
         parallel_mode=_mode(kernel, "parallel_mode", _field(metadata, "parallel_mode"), "'simd' or 'simt'"),
+        compile_on_910_95=_flag(kernel, "compile_on_910_95", _field(metadata, "compile_on_910_95")),
         shared_mem_dynamic_size=_integer(
             kernel, "shared_mem_dynamic_size", _field(metadata, "shared_mem_dynamic_size")
         ),
@@ -194,7 +205,7 @@ def read_launch_metadata(kernel: str, metadata: Any) -> KernelLaunchMetadata:
             kernel, "has_auto_blockify_blacklist_op", _field(metadata, "has_auto_blockify_blacklist_op")
         ),
     )
-    if found.simt and _field(metadata, "shared_mem_dynamic_size") is None:
+    if found.dynamic_unified_buffer and _field(metadata, "shared_mem_dynamic_size") is None:
         # triton-ascend 3.2.0 records no size and launches every SIMT kernel with 216 KiB (its driver.py:
         # cfgInfo.localMemorySize = 216 * 1024); later releases always record it (NPUOptions.shared_mem_dynamic_size)
         found = dataclasses.replace(found, shared_mem_dynamic_size=LEGACY_SIMT_UNIFIED_BUFFER)

@@ -17,8 +17,8 @@ Per launch the block:
 - packs the arguments as triton-ascend's launcher does: ``[ffts_addr,] sync_block_lock, workspace_addr, kernel
   arguments..., grid_0, grid_1, grid_2`` (no lock or workspace pointer for pure-SIMT kernels); pointers and 64-bit
   scalars 8-aligned, every other scalar 4-aligned;
-- launches with ``aclrtLaunchKernelWithHostArgs``, passing the dynamic unified-buffer size of SIMT kernels in the
-  launch config; every ACL return code is checked, and the error names the kernel;
+- launches with ``aclrtLaunchKernelWithHostArgs``, passing the dynamic unified-buffer size of SIMT kernels built for
+  910_95 in the launch config; every ACL return code is checked, and the error names the kernel;
 - refuses an aclgraph capture of the stream, naming the kernel (the workspace block could be freed under the
   captured graph);
 - does all of that after the block count in work handed to torch_npu's task queue
@@ -91,7 +91,7 @@ def describe(meta: KernelLaunchMetadata) -> str:
             parts.append("no locks")
         if meta.uses_locks:
             parts.append(f"ordered lock init {ordered_init(meta)}")
-    if meta.simt:
+    if meta.dynamic_unified_buffer:
         parts.append(f"SIMT, dynamic unified buffer {meta.shared_mem_dynamic_size} B")
     return "; ".join(parts)
 
@@ -152,7 +152,7 @@ def render_launch(
     lines += [f"  {field.value}," for field in fields]
     lines.append("};")
     config = "nullptr"
-    if meta.simt:
+    if meta.dynamic_unified_buffer:
         lines += [
             "aclrtLaunchKernelAttr npu_attr_{};",
             "npu_attr_.id = ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE;",

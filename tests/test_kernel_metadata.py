@@ -195,9 +195,28 @@ def test_simt_fields_under_every_released_name() -> None:
 
 @pytest.mark.parametrize("fields", [{"is_pure_simt": True}, {"force_simt_only": True}, {"parallel_mode": "simt"}])
 def test_a_simt_kernel_without_a_recorded_size_gets_what_its_launcher_used(fields: dict[str, Any]) -> None:
-    """triton-ascend 3.2.0 records no size and launches SIMT kernels with 216 KiB; a non-SIMT kernel gets none."""
-    assert read_launch_metadata("k", fields).shared_mem_dynamic_size == 216 * 1024
-    assert read_launch_metadata("k", {"parallel_mode": "simd"}).shared_mem_dynamic_size == 0
+    """triton-ascend 3.2.0 records no size and launches SIMT kernels compiled for 910_95 with 216 KiB; a non-SIMT
+    kernel gets none."""
+    on_910_95 = read_launch_metadata("k", {**fields, "compile_on_910_95": True})
+    assert on_910_95.dynamic_unified_buffer and on_910_95.shared_mem_dynamic_size == 216 * 1024
+    assert read_launch_metadata("k", {"parallel_mode": "simd", "compile_on_910_95": True}).shared_mem_dynamic_size == 0
+
+
+@pytest.mark.parametrize(
+    "fields", [{"is_pure_simt": True}, {"parallel_mode": "mix_simd_simt"}, {"parallel_mode": "simd"}]
+)
+@pytest.mark.parametrize("on_910_95", [True, False, None])
+def test_only_simt_kernels_compiled_for_910_95_get_a_dynamic_unified_buffer(
+    fields: dict[str, Any], on_910_95: bool | None
+) -> None:
+    """triton-ascend's launcher (3.2.0 and main: ``if compile_on_910_95 and enable_simt``): both, or no launch
+    attribute; metadata without the flag was compiled for another SoC (3.2.0's default is False)."""
+    metadata = {**fields, "shared_mem_dynamic_size": 4096}
+    if on_910_95 is not None:
+        metadata["compile_on_910_95"] = on_910_95
+    found = read_launch_metadata("k", metadata)
+    assert found.dynamic_unified_buffer == (found.simt and on_910_95 is True)
+    assert found.simt == (fields.get("parallel_mode") != "simd")
 
 
 @pytest.mark.parametrize("value", [1 << 32, -1, 1.5, "4096"])

@@ -42,8 +42,22 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "lock_init_val": 7,
     },
     "both": {"workspace_size": 128, "sync_block_lock_layout": 3},
-    "force_simt_only": {"workspace_size": 64, "lock_num": 2, "force_simt_only": True, "shared_mem_dynamic_size": 1024},
-    "simt_with_locks": {"lock_num": 2, "parallel_mode": "simt", "shared_mem_dynamic_size": 221184, "mix_mode": "aiv"},
+    "force_simt_only": {
+        "workspace_size": 64,
+        "lock_num": 2,
+        "force_simt_only": True,
+        "shared_mem_dynamic_size": 1024,
+        "compile_on_910_95": True,
+    },
+    "simt_with_locks": {
+        "lock_num": 2,
+        "parallel_mode": "simt",
+        "shared_mem_dynamic_size": 221184,
+        "mix_mode": "aiv",
+        "compile_on_910_95": True,
+    },
+    # SIMT compiled for another SoC: no launch attribute (triton-ascend: compile_on_910_95 and enable_simt)
+    "simt_not_910_95": {"lock_num": 1, "parallel_mode": "mix_simd_simt", "shared_mem_dynamic_size": 4096},
     "all_blocks_parallel": {"workspace_size": 32, "lock_num": 1, "mix_mode": "aiv", "ALL_BLOCKS_PARALLEL": True},
     "blockify_blacklisted": {"lock_num": 1, "has_auto_blockify_blacklist_op": True, "ALL_BLOCKS_PARALLEL": True},
 }

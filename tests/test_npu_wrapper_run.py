@@ -35,15 +35,23 @@ HERE = Path(__file__).resolve().parent
 EMULATED = HERE / "emulated_acl"
 MIX = {"mix_mode": "mix", "auto_tile_and_bind_subblock": True}
 SCENARIOS: list[dict[str, Any]] = [
-    # workspace + lock_num locks initialised to 0 (a stream-ordered memset), on vector cores
-    {"workspace_size": 65536, "lock_num": 3, "lock_init_val": 0, "mix_mode": "aiv"},
+    # workspace (per block a multiple of 8 bytes, not of 64: the locks after it must still start on a 64-byte
+    # boundary) + lock_num locks initialised to 0 (a stream-ordered memset), on vector cores
+    {"workspace_size": 65544, "lock_num": 3, "lock_init_val": 0, "mix_mode": "aiv"},
     # packed layout: 2 ordered + 1 unordered lock in mix mode (participants x2); triton-ascend starts the ordered
     # slots at 0 beside unordered locks whatever lock_init_val says
     {"workspace_size": 4096, "sync_block_lock_layout": (1 << 32) | 2, "lock_init_val": 7, **MIX},
-    # pure SIMT under newer triton-ascend's name: no lock or workspace pointer, a dynamic unified buffer
-    {"is_pure_simt": True, "parallel_mode": "simt", "shared_mem_dynamic_size": 122880, "workspace_size": 64},
+    # pure SIMT under newer triton-ascend's name, compiled for 910_95: no lock or workspace pointer, a dynamic
+    # unified buffer
+    {
+        "is_pure_simt": True,
+        "parallel_mode": "simt",
+        "shared_mem_dynamic_size": 122880,
+        "workspace_size": 64,
+        "compile_on_910_95": True,
+    },
     # triton-ascend 3.2.0's spelling of the init value (5: not one byte repeated, so a copy from a host image), SIMT
-    # parallel mode beside locks
+    # parallel mode beside locks, compiled for another SoC than 910_95: no dynamic unified buffer
     {"lock_num": 2, "lock_init_value": 5, "mix_mode": "aic", "parallel_mode": "simt", "shared_mem_dynamic_size": 4096},
 ]
 CORES = {0: (24, 48), 1: (20, 40)}  # (AI cores, vector cores) per emulated device
@@ -286,11 +294,16 @@ def test_every_launch_sees_freshly_initialised_locks(run: dict[str, Any]) -> Non
 
 
 def test_simt_kernels_are_launched_with_their_dynamic_unified_buffer(run: dict[str, Any]) -> None:
+    """Only SIMT kernels compiled for 910_95 (triton-ascend's launcher: ``compile_on_910_95 and enable_simt``)."""
+    attributed = set()
     for _, launch in _launches(run):
         meta, _ = _scenario(run, launch["kernel"])
         simt = _pure_simt(meta) or "simt" in meta.get("parallel_mode", "")
+        dynamic = simt and meta.get("compile_on_910_95", False)
+        attributed.add(bool(dynamic))
         # ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE = 2 (acl_rt.h aclrtLaunchKernelAttrId)
-        assert launch["attrs"] == ([{"id": 2, "value": meta["shared_mem_dynamic_size"]}] if simt else [])
+        assert launch["attrs"] == ([{"id": 2, "value": meta["shared_mem_dynamic_size"]}] if dynamic else [])
+    assert attributed == {True, False}
 
 
 def test_kernels_load_once_with_the_magic_of_their_cores(run: dict[str, Any]) -> None:

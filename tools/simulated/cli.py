@@ -118,6 +118,7 @@ METADATA_KEYS = (
     "force_simt_only",
     "is_pure_simt",
     "parallel_mode",
+    "compile_on_910_95",
     "shared_mem_dynamic_size",
     "has_auto_blockify_blacklist_op",
 )

@@ -47,6 +47,8 @@ TRITON_ASCEND_FIELDS = {
     "attribute: 'simd', or 'mix_simd_simt' for a kernel with SIMT ops (TritonToLinalgPass.cpp existSIMTOp; not "
     "modelled: --kernel-metadata parallel_mode=... gives it)",
     "force_simt_only": "NPUOptions.force_simt_only False (compile_mode 'simt_only' sets it)",
+    "compile_on_910_95": "NPUOptions.compile_on_910_95: the module's is_compile_on_910_95, False (a kernel option "
+    "can set it; --kernel-metadata compile_on_910_95=1 here)",
     "shared": "_parse_linalg_metadata: 1, hard-coded ('NPU backend does not limit on shared memory')",
     "num_warps": "NPUOptions.num_warps: the config's",
     "required_ub_bits": "_parse_linalg_metadata: 0",
@@ -101,6 +103,7 @@ def triton_ascend_metadata(kernel: str, num_warps: int, source: str, fields: Map
         "kernel_name": kernel,
         "parallel_mode": "simd",
         "force_simt_only": False,
+        "compile_on_910_95": False,
         "shared": 1,
         "num_warps": num_warps,
         "required_ub_bits": 0,
