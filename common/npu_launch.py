@@ -22,7 +22,9 @@ Per launch the block:
 - refuses an aclgraph capture of the stream, naming the kernel (the workspace block could be freed under the
   captured graph);
 - does all of that after the block count in work handed to torch_npu's task queue
-  (``at_npu::native::OpCommand::RunOpApiV2``), so it reaches the stream after the torch_npu ops issued before it.
+  (``at_npu::native::OpCommand::RunOpApiV2``), so it reaches the stream after the torch_npu ops issued before it,
+  holding the device's launch guard from the workspace request until the launch is queued (queue off: several
+  host threads launch at once).
 """
 
 from __future__ import annotations
@@ -168,6 +170,7 @@ def render_launch(
     # queued behind the torch_npu ops issued before it, with its scratch taken and its locks set in the queued work.
     queued = [
         "auto npu_launch_ = [=]() -> int {",
+        f"  const std::lock_guard<std::mutex> npu_hold_({ns}::launch_guard(npu_device_));",
         *(f"  {line}" for line in lines),
         "  return 0;",
         "};",

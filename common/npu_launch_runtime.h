@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -166,10 +167,23 @@ inline LockLayout lock_layout(uint64_t ordered_slots, uint64_t unordered, uint64
 
 // Pinned host images of lock buffers, for the stream-ordered copy that initialises them. An image is never rewritten
 // and never freed while a queued copy may still read it. The images of one device are bounded: when a new one would
-// take them past kLockImageBudget, the device is synchronised (so no queued copy reads any image) and its images are
-// freed. Under dynamic shapes with unordered locks every distinct grid has its own image, so without the bound they
-// would grow without end.
+// take them past the budget (64 MiB, or NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET bytes), the device is synchronised (so
+// no queued copy reads any image) and its images are freed. Under dynamic shapes with unordered locks every distinct
+// grid has its own image, so without the bound they would grow without end.
 constexpr uint64_t kLockImageBudget = 64ULL << 20;
+
+inline uint64_t lock_image_budget(const char* kernel) {
+  static const char* const name = "NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET";
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return kLockImageBudget;
+  const std::string value(text);
+  if (value.size() > 19 || value.find_first_not_of("0123456789") != std::string::npos || std::stoull(value) == 0) {
+    throw std::runtime_error(std::string("NPU kernel ") + kernel + ": " + name + "=" + value +
+                             " is not a byte count (expected a positive integer; unset means " +
+                             std::to_string(kLockImageBudget) + ")");
+  }
+  return std::stoull(value);
+}
 
 struct LockImages {
   std::map<std::tuple<uint64_t, uint64_t, uint64_t, int64_t>, void*> images;
@@ -191,7 +205,7 @@ inline const void* lock_image(const LockLayout& layout, int64_t ordered_init, in
   if (found != cache.images.end()) {
     return found->second;
   }
-  if (!cache.images.empty() && cache.bytes + layout.bytes > kLockImageBudget) {
+  if (!cache.images.empty() && cache.bytes + layout.bytes > lock_image_budget(kernel)) {
     check(aclrtSynchronizeDevice(), kernel, "aclrtSynchronizeDevice (before freeing lock images)");
     for (auto& entry : cache.images) {
       check(aclrtFreeHost(entry.second), kernel, "aclrtFreeHost (sync-block lock image)");
@@ -237,6 +251,19 @@ inline void copy_lock_image(void* locks, const LockLayout& layout, int64_t order
 // The returned tensor has no elements (OpPreparation::unsafe_empty_workspace sets no sizes), so its data_ptr() is
 // null: the address is its storage's, as triton-ascend's launcher reads it (backend_register.py).
 constexpr uint64_t kScratchAlign = 512;  // the locks start on the alignment torch_npu's caching allocator gives
+
+// Held by a launch from its workspace request until the launch is queued on the stream. With the task queue off, two
+// host threads launch at once, and another thread's larger request frees the shared block (after synchronising the
+// device, which runs only what is already queued) between this launch's request and its launch: the lock
+// initialisation and the kernel would then use freed memory. Held across the three, a growing request comes before
+// the request or after the launch is queued. With the queue on, one consumer thread per device runs every launch,
+// and the guard is never contended. One guard per device: a launch on one device never waits for another's.
+inline std::mutex& launch_guard(int32_t device) {
+  static std::mutex guards_lock;
+  static std::map<int32_t, std::mutex> guards;
+  std::lock_guard<std::mutex> hold(guards_lock);
+  return guards[device];  // std::map never moves its elements
+}
 
 struct Scratch {
   at::Tensor holder;

@@ -472,6 +472,17 @@ def test_with_the_queue_off_the_order_is_the_same(emulated_npu: Any, tmp_path: P
         assert call["hazards"] == [], call["hazards"]
 
 
+def test_a_stream_the_user_selects_gets_every_launch_and_the_product(emulated_npu: Any, tmp_path: Path) -> None:
+    """With another stream than the default one selected on the calling thread (torch_npu: thread-local, per
+    device), the wrapper takes it at the call and every kernel, its scratch and the product go there, in program
+    order (one queue per device, whatever the stream: torch_npu without PER_STREAM_QUEUE)."""
+    found = _run_plan(emulated_npu, _mm_plan(hold_queue=True, stream=1), tmp_path)
+    for call in found["calls"]:
+        assert _kernels_around_the_product(call["order"]) == ["launch", "callback", "launch"], call["order"]
+        assert all(item.endswith(" on device 0 stream 1") for item in call["order"]), call["order"]
+        assert call["hazards"] == [], call["hazards"]
+
+
 def test_the_ordering_test_fails_against_the_launch_straight_onto_the_stream(emulated_npu: Any, tmp_path: Path) -> None:
     """Shown able to fail: the launch as this package generated it before (from the calling thread, straight onto
     the stream) overtakes the queued product: the second kernel runs before the product and reads what it has not
@@ -511,11 +522,39 @@ def test_an_aclgraph_capture_is_refused_at_the_call_naming_the_kernel(emulated_n
     assert call["order"] == [] and call["hazards"] == [], call
 
 
+# ---------------------------------------------------------------------------------------------- several host threads
+@pytest.mark.parametrize("queue", ["0", "1"])
+def test_two_host_threads_in_the_wrapper_with_a_small_lock_image_budget(
+    emulated_npu: Any, tmp_path: Path, queue: str
+) -> None:
+    """The whole wrapper on two host threads at once, sizes chosen so that the packed-lock kernel needs a new lock
+    image on almost every call and a 4 KiB budget evicts the images all the time: with the task queue off each thread
+    launches itself, with it on both feed one queue. Nothing may read freed memory, pinned or device (the emulation
+    keeps freed memory poisoned), and every call completes."""
+    sizes = [[64, 4096, 32, 128, 2048, 256], [96, 8192, 160, 512, 1024, 352]]
+    plan = {
+        "graph": "threads",
+        "record": False,
+        "scenarios": SCENARIOS,
+        "cores": PLAN["cores"],
+        "threads": 2,
+        "iterations": 4,
+        "sizes": sizes,
+    }
+    env = {"TASK_QUEUE_ENABLE": queue, "NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET": "4096"}
+    found = _run_plan(emulated_npu, plan, tmp_path, env)
+    assert found["errors"] == [], found["errors"]
+    assert found["calls"] == 4 * sum(len(mine) for mine in sizes)
+    assert found["hazards"] == [], found["hazards"][:5]
+    assert found["acl"]["aclrtFreeHost"] >= 10, found["acl"]  # the budget evicted images again and again
+
+
 # ---------------------------------------------------------------------------------------------- lock images, 2 threads
 RACE = r"""
 #include "runtime.h"
 #include "emulated_acl.h"
 #include <atomic>
+#include <cstdio>
 #include <thread>
 // Two host threads (the task queue off: each runs its launches itself), one lock image each, the second past the
 // images' budget so that it evicts the first. Thread A is held between looking its image up and queuing the copy
@@ -557,6 +596,16 @@ extern "C" int race(int split) {
   emulated_acl_synchronize_all();
   return static_cast<const int64_t*>(locks_a)[0] == 7 ? 0 : 2;  // what kernel_a's locks start at
 }
+
+// The budget as the runtime reads it from NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET, or its error.
+extern "C" long long budget(char* error, int size) {
+  try {
+    return static_cast<long long>(npu_inductor_compat_rt::lock_image_budget("kernel_a"));
+  } catch (const std::exception& err) {
+    std::snprintf(error, size, "%s", err.what());
+    return -1;
+  }
+}
 """
 
 RACE_RUN = """
@@ -564,9 +613,13 @@ import ctypes, json, sys
 race = ctypes.CDLL(sys.argv[1])
 acl = ctypes.CDLL(sys.argv[2])
 acl.emulated_acl_report.restype = ctypes.c_char_p
-code = race.race(int(sys.argv[3]))
+code = race.race(int(sys.argv[3])) if sys.argv[3] != "budget" else None
 report = json.loads(acl.emulated_acl_report())
-print(json.dumps({"code": code, "hazards": report["hazards"], "frees": report["calls"].get("aclrtFreeHost", 0)}))
+error = ctypes.create_string_buffer(512)
+race.budget.restype = ctypes.c_longlong
+budget = race.budget(error, 512)
+print(json.dumps({"code": code, "hazards": report["hazards"], "frees": report["calls"].get("aclrtFreeHost", 0),
+                  "budget": budget, "budget_error": error.value.decode()}))
 """
 
 
@@ -606,17 +659,24 @@ def test_a_lock_image_is_never_freed_between_its_look_up_and_its_copy(emulated_n
     ]
     built = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
     assert built.returncode == 0, built.stderr[-4000:]
-    found = {}
-    for split in (0, 1):
+    found: dict[Any, Any] = {}
+    budget = "NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET"
+    unset = {key: value for key, value in os.environ.items() if key != budget}
+    for mode, env in ((0, unset), (1, unset), ("budget", {**unset, budget: "64M"})):
         done = subprocess.run(
-            [sys.executable, "-c", RACE_RUN, str(library), str(emulated_npu.libascendcl), str(split)],
+            [sys.executable, "-c", RACE_RUN, str(library), str(emulated_npu.libascendcl), str(mode)],
             capture_output=True,
             text=True,
             check=False,
             timeout=300,
+            env=env,
         )
         assert done.returncode == 0, done.stderr[-4000:]
-        found[split] = json.loads(done.stdout.strip().splitlines()[-1])
-    assert found[0] == {"code": 0, "hazards": [], "frees": 1}, found[0]
+        found[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["budget"]["budget"] == -1 and found["budget"]["budget_error"] == (
+        f"NPU kernel kernel_a: {budget}=64M is not a byte count (expected a positive integer; unset means 67108864)"
+    ), found["budget"]
+    assert {key: found[0][key] for key in ("code", "hazards", "frees")} == {"code": 0, "hazards": [], "frees": 1}
+    assert found[0]["budget"] == 64 << 20, found[0]  # unset: 64 MiB
     assert found[1]["frees"] == 1 and found[1]["code"] == 2, found[1]
     assert "aclrtMemcpyAsync queued from a host buffer aclrtFreeHost already freed" in found[1]["hazards"]

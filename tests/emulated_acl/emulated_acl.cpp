@@ -2,8 +2,9 @@
 // torch_npu's wheel ships (torch_npu/include/acl), so every function here has the real signature, and the NPU C++
 // wrapper Inductor generates links and runs against it unchanged.
 //
-// Device memory is host memory. Each device has one stream; work queued on a stream runs, in order, when the stream
-// or its device is synchronised. What it models, from the real components:
+// Device memory is host memory. Each device has streams (index 0 is its default; a test selects others, as a user
+// selects a stream); work queued on a stream runs, in order, when the stream or its device is synchronised. What it
+// models, from the real components:
 //  - launches: at most 65535 blocks (triton-ascend docs/en/migration_guide/migrate_from_gpu.md: "coreDim ... can't
 //    be greater than UINT16_MAX"), else ACL_ERROR_RT_PARAM_INVALID; work for a stream of another device than the
 //    current one is refused with ACL_ERROR_RT_STREAM_CONTEXT (acl error_codes/rt_error_codes.h: "stream not in
@@ -13,7 +14,11 @@
 //  - aclrtFree'd device memory is never handed out again here (it is poisoned and kept), so a launch whose argument
 //    points into freed memory is seen as such when it runs (pinned host memory is released: aclrtFreeHost checks
 //    that no queued copy still reads it);
-//  - aclrtGetDeviceInfo answers ACL_DEV_ATTR_AICORE_CORE_NUM / ACL_DEV_ATTR_VECTOR_CORE_NUM per device.
+//  - aclrtGetDeviceInfo answers ACL_DEV_ATTR_AICORE_CORE_NUM / ACL_DEV_ATTR_VECTOR_CORE_NUM per device;
+//  - device memory as ACL hands it out (acl_rt.h and CANN's API reference for aclrtMalloc / aclrtMallocAlign32): the
+//    start 64-byte aligned (and here no more: 64 bytes past a 128-byte boundary), the size rounded up to 32 bytes,
+//    plus 32 for aclrtMalloc; a launch argument pointing into device memory off a 64-byte boundary is flagged, since
+//    ACL asks every segment carved from an allocation to start on one.
 // It records every call, every allocation and every launch as it runs (kernel, device, stream, blockDim, launch
 // attributes, the argument bytes, the device memory each argument word points into and the bytes there before the
 // kernel ran); a launched kernel then dirties the device memory its arguments point into (64 KiB from each), as a
@@ -41,6 +46,7 @@ namespace {
 constexpr uint32_t kMaxBlocks = 65535;
 constexpr size_t kDumpBytes = 4096;
 constexpr uint64_t kDirtyBytes = 64 << 10;  // what a launch dirties from each pointer it was given
+constexpr uint64_t kDeviceAlign = 64;       // aclrtMalloc: "The start address of the memory is 64-byte aligned"
 
 struct Region {
   uintptr_t begin = 0;
@@ -63,12 +69,14 @@ struct Op {
   uint32_t blocks = 0;
   std::string attrs = "[]";
   std::vector<unsigned char> args;
+  std::string where;  // "device D" for a default stream, "device D stream S" for another
   aclrtCallback callback = nullptr;  // aclrtLaunchCallback: a host function run when the stream reaches it
   void* user_data = nullptr;
 };
 
 struct Stream {
   int32_t device = 0;
+  int32_t index = 0;  // 0: the device's default stream
   std::vector<Op> queued;
   bool capturing = false;  // aclmdlRICaptureGetInfo's answer (set by the test)
 };
@@ -88,7 +96,7 @@ struct State {
   std::map<uintptr_t, uint64_t> quarantine;  // freed pinned blocks by start, kept (poisoned) for a while
   std::deque<uintptr_t> quarantine_order;     // oldest first: really freed past the bound
   uint64_t quarantined = 0;
-  std::map<int32_t, Stream> streams;
+  std::map<std::pair<int32_t, int32_t>, Stream> streams;  // by (device, index)
   std::map<int32_t, std::pair<int64_t, int64_t>> cores;
   int32_t (*device_source)() = nullptr;
   int32_t own_device = 0;
@@ -116,7 +124,7 @@ int32_t current_device() {
 }
 
 Stream* stream_of(aclrtStream stream) {
-  for (auto& [device, candidate] : state().streams) {
+  for (auto& [key, candidate] : state().streams) {
     if (static_cast<void*>(&candidate) == stream) return &candidate;
   }
   return nullptr;
@@ -185,7 +193,7 @@ std::vector<Region*> touched(const Op& op) {
 void run(Op& op) {
   State& s = state();
   if (op.kind == "callback") {  // acl_rt.h aclrtLaunchCallback: the host function, in stream order
-    if (s.record_launches) s.order.push_back("callback on device " + std::to_string(op.device));
+    if (s.record_launches) s.order.push_back("callback on " + op.where);
     op.callback(op.user_data);
     return;
   }
@@ -207,7 +215,7 @@ void run(Op& op) {
     return;
   }
   s.launches_run += 1;
-  if (s.record_launches) s.order.push_back("launch " + op.kernel + " on device " + std::to_string(op.device));
+  if (s.record_launches) s.order.push_back("launch " + op.kernel + " on " + op.where);
   std::string pointers = "[";
   struct Span {
     uintptr_t begin;
@@ -231,6 +239,11 @@ void run(Op& op) {
     if (region->freed) {
       s.hazards.push_back("launch of " + op.kernel + " reads freed device memory (argument at byte " +
                           std::to_string(offset) + ", region " + std::to_string(region->id) + ")");
+    }
+    if (region->label == "device" && word % kDeviceAlign != 0) {
+      s.hazards.push_back("launch of " + op.kernel + " is given device memory off a 64-byte boundary (argument at byte " +
+                          std::to_string(offset) + ", region " + std::to_string(region->id) + " offset " +
+                          std::to_string(word - region->begin) + ")");
     }
     dirty.push_back({word, std::min<uint64_t>(region->begin + region->size - word, kDirtyBytes), region->freed});
     if (!s.record_launches) continue;
@@ -270,6 +283,8 @@ aclError queue(aclrtStream handle, Op op) {
     return ACL_ERROR_RT_STREAM_CONTEXT;
   }
   op.device = stream->device;
+  op.where = "device " + std::to_string(stream->device);
+  if (stream->index != 0) op.where += " stream " + std::to_string(stream->index);
   stream->queued.push_back(std::move(op));
   return ACL_SUCCESS;
 }
@@ -324,17 +339,19 @@ void emulated_acl_set_cores(int32_t device, int64_t ai_cores, int64_t vector_cor
   state().cores[device] = {ai_cores, vector_cores};
 }
 
-void* emulated_acl_stream(int32_t device) {
+void* emulated_acl_stream_at(int32_t device, int32_t index) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
-  Stream& stream = state().streams[device];
+  Stream& stream = state().streams[{device, index}];
   stream.device = device;
+  stream.index = index;
   return &stream;
 }
 
+void* emulated_acl_stream(int32_t device) { return emulated_acl_stream_at(device, 0); }
+
 void emulated_acl_set_capturing(int32_t device, int capturing) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
-  state().streams[device].device = device;
-  state().streams[device].capturing = capturing != 0;
+  static_cast<Stream*>(emulated_acl_stream_at(device, 0))->capturing = capturing != 0;
 }
 
 void emulated_acl_set_device_source(int32_t (*source)(void)) {
@@ -349,7 +366,7 @@ void emulated_acl_record_launches(int record) {
 
 void emulated_acl_synchronize_all(void) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
-  for (auto& [device, stream] : state().streams) run_stream(stream);
+  for (auto& [key, stream] : state().streams) run_stream(stream);
 }
 
 void emulated_acl_expect_write(const void* address, uint64_t bytes, const char* producer) {
@@ -416,12 +433,34 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
   return ACL_SUCCESS;
 }
 
+// Device memory at exactly ACL's alignment: 64 bytes past a 128-byte boundary; never freed (aclrtFree poisons it).
+void* device_memory(uint64_t size) {
+  auto* raw = static_cast<unsigned char*>(std::calloc(size + 3 * kDeviceAlign, 1));  // room to align, then offset
+  const uintptr_t above = (reinterpret_cast<uintptr_t>(raw) + 2 * kDeviceAlign - 1) / (2 * kDeviceAlign) * (2 * kDeviceAlign);
+  return reinterpret_cast<void*>(above + kDeviceAlign);
+}
+
+uint64_t round_up_32(uint64_t size) { return (size + 31) / 32 * 32; }
+
 aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtMalloc")) return status;
   (void)policy;
-  *devPtr = std::calloc(size ? size : 1, 1);
-  add_region(*devPtr, size, "device", current_device());
+  if (size == 0) return ACL_ERROR_INVALID_PARAM;  // CANN API reference: "size must not be 0"
+  const uint64_t real = round_up_32(size) + 32;  // acl_rt.h: "aligned to 32 bytes and padded with 32 bytes"
+  *devPtr = device_memory(real);
+  add_region(*devPtr, real, "device", current_device());
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMallocAlign32(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtMallocAlign32")) return status;
+  (void)policy;
+  if (size == 0) return ACL_ERROR_INVALID_PARAM;
+  const uint64_t real = round_up_32(size);  // acl_rt.h: "aligned to 32 bytes with no padding"
+  *devPtr = device_memory(real);
+  add_region(*devPtr, real, "device", current_device());
   return ACL_SUCCESS;
 }
 
@@ -452,7 +491,7 @@ aclError aclrtFreeHost(void* hostPtr) {
   State& s = state();
   Region* region = region_at(reinterpret_cast<uintptr_t>(hostPtr));
   if (region == nullptr || region->freed || region->label != "pinned") return ACL_ERROR_RT_PARAM_INVALID;
-  for (auto& [device, stream] : s.streams) {
+  for (auto& [key, stream] : s.streams) {
     for (const Op& op : stream.queued) {
       if (op.kind == "copy" && region_at(reinterpret_cast<uintptr_t>(op.src)) == region) {
         s.hazards.push_back("aclrtFreeHost of a host buffer a queued aclrtMemcpyAsync still reads");
@@ -493,7 +532,7 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, a
   State& s = state();
   if (count > destMax) return ACL_ERROR_RT_PARAM_INVALID;
   const Region* target = region_at(reinterpret_cast<uintptr_t>(dst));
-  for (auto& [device, stream] : s.streams) {
+  for (auto& [key, stream] : s.streams) {
     for (const Op& op : stream.queued) {
       for (const Region* region : touched(op)) {
         if (target != nullptr && region == target) {

@@ -19,7 +19,8 @@ void emulated_acl_fail(const char* function);
 void emulated_acl_set_cores(int32_t device, int64_t ai_cores, int64_t vector_cores);
 // Whether `device`'s stream reports an aclgraph capture in progress (aclmdlRICaptureGetInfo).
 void emulated_acl_set_capturing(int32_t device, int capturing);
-// The stream of `device` (one per device).
+// Stream `index` of `device` (created on first use), and its default stream (index 0).
+void* emulated_acl_stream_at(int32_t device, int32_t index);
 void* emulated_acl_stream(int32_t device);
 // Where the current device comes from: torch_npu keeps ACL's current device in step with its own (NPUFunctions.cpp,
 // SetDevice calls aclrtSetDevice); under the simulated NPU the device guard is torch's, so the stub torch_npu hands

@@ -17,8 +17,13 @@ torch.npu.synchronize() does (the stub libtorch_npu's emulated_torch_npu_synchro
 
 With "graph": "mm" the graph is a Triton kernel, a torch_npu matmul (torch_npu's C shim) and another Triton kernel,
 called "calls" times on device 0, with the task queue's consumer held until the call has returned if "hold_queue" is
-set (a consumer thread not yet scheduled); "launch": "direct" generates the launch as this package did before it used
-the task queue (straight onto the stream from the calling thread), to show what the tests catch.
+set (a consumer thread not yet scheduled), on stream "stream" of device 0 (default 0: its default stream; the
+calling thread selects it, as torch.npu.set_stream does); "launch": "direct" generates the launch as this package did
+before it used the task queue (straight onto the stream from the calling thread), to show what the tests catch.
+
+With "graph": "threads" the four-kernel graph runs on "threads" host threads at once on device 0, each calling it
+"iterations" times with its own sizes ("sizes": one list per thread), then the device is synchronised; the output
+gives the calls made, the errors, the hazards and the ACL call counts (no per-call records).
 """
 
 from __future__ import annotations
@@ -112,6 +117,7 @@ def main() -> None:
     acl = ctypes.CDLL(os.path.join(os.environ["ASCEND_HOME_PATH"], "lib64", "libascendcl.so"))
     npu = ctypes.CDLL(os.path.join(os.environ["NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME"], "lib", "libtorch_npu.so"))
     npu.emulated_torch_npu_hold_queue.argtypes = [ctypes.c_int32, ctypes.c_int]
+    npu.emulated_torch_npu_set_stream.argtypes = [ctypes.c_int32, ctypes.c_int32]
     npu.emulated_torch_npu_last_error.restype = ctypes.c_char_p
 
     def synchronize() -> None:
@@ -134,6 +140,9 @@ def main() -> None:
         direct_launch()
     if plan.get("graph") == "mm":
         print(json.dumps(run_mm(plan, acl, npu, synchronize)))
+        return
+    if plan.get("graph") == "threads":
+        print(json.dumps(run_threads(plan, acl, synchronize)))
         return
     scenarios = plan["scenarios"]
     assigned: dict[str, int] = {}
@@ -208,6 +217,7 @@ def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[s
     ):
         compiled = torch.compile(mm_graph)
         x, w = torch.randn(16, 32).to("npu:0"), torch.randn(32, 16).to("npu:0")
+        npu.emulated_torch_npu_set_stream(0, plan.get("stream", 0))
         for _ in range(plan.get("calls", 1)):
             acl.emulated_acl_reset()
             if plan.get("hold_queue"):
@@ -226,6 +236,64 @@ def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[s
             report = json.loads(acl.emulated_acl_report())
             calls.append({"order": report["order"], "hazards": report["hazards"], "errors": errors})
     return {"calls": calls}
+
+
+def run_threads(plan: dict[str, Any], acl: Any, synchronize: Any) -> dict[str, Any]:
+    """The graph on several host threads at once (compiled once, before the threads start)."""
+    import threading
+
+    import torch
+    import torch._inductor.config as inductor_config
+
+    from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
+
+    scenarios = plan["scenarios"]
+    assigned: dict[str, int] = {}
+
+    def metadata_for(kernel: str) -> dict[str, Any]:
+        if kernel not in assigned:
+            assigned[kernel] = len(assigned) % len(scenarios)
+        return dict(scenarios[assigned[kernel]])
+
+    calls, errors = [0], []
+    guard = threading.Lock()
+    start = threading.Barrier(plan["threads"])
+    with inductor_config.patch(cpp_wrapper=True, force_disable_caches=True), simulated_metadata(metadata_for):
+        compiled = torch.compile(graph, dynamic=True)
+        compiled(torch.randn(48).to("npu:0"))  # compiled here: the threads only call it
+        compiled(torch.randn(64).to("npu:0"))
+        synchronize()
+        acl.emulated_acl_reset()
+        inputs = [[torch.randn(n).to("npu:0") for n in sizes] for sizes in plan["sizes"]]
+
+        def work(mine: list[Any]) -> None:
+            start.wait()
+            for _ in range(plan["iterations"]):
+                for x in mine:
+                    try:
+                        expected = x.view(-1, 16).exp().amax(1)
+                        outputs = compiled(x)
+                        # the graph's last output, computed on the host: the wrapper ran every kernel for this x
+                        # (the kernels themselves do not run here, so only its shape is comparable)
+                        assert outputs[3].shape == expected.shape
+                    except Exception as err:  # reported, not raised: the other thread goes on
+                        with guard:
+                            errors.append(f"{type(err).__name__}: {err}")
+                        return
+                    with guard:
+                        calls[0] += 1
+
+        threads = [threading.Thread(target=work, args=(mine,)) for mine in inputs]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        try:
+            synchronize()
+        except RuntimeError as err:
+            errors.append(str(err))
+    report = json.loads(acl.emulated_acl_report())
+    return {"calls": calls[0], "errors": errors, "hazards": report["hazards"], "acl": report["calls"]}
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@
 //  - size 0 allocates nothing and gives a null pointer;
 //  - the returned uint8 tensor has no elements (no sizes are set), so its data_ptr() is null and the memory is its
 //    storage's.
-// aoti_torch_get_current_npu_stream (torch_npu's C shim) returns the emulated stream of the device.
+// The current stream is per host thread and device, the default one unless selected (NPUStream.cpp: thread-local
+// current_streams, setCurrentNPUStream); aoti_torch_get_current_npu_stream (torch_npu's C shim) returns it. Device
+// memory comes from aclrtMallocAlign32, as NPUWorkspaceAllocator.cpp asks it (c10_npu::acl::AclrtMallocAlign32).
 //
 // The task queue (at_npu::native::OpCommand::RunOpApiV2) follows torch_npu's framework/OpCommand.cpp (RunOpApiV2:
 // queued unless the task queue is off, else run inline on the calling thread), core/npu/NPUQueue.cpp (Repository: a
@@ -28,7 +30,9 @@
 // emulated_torch_npu_synchronize_device (npuSynchronizeDevice in NPUStream.cpp: every queue emptied, then the device
 // synchronised). aoti_torch_npu_mm_out is a torch_npu op as op-plugin issues it (EXEC_NPU_CMD: the launch of aclnnMm
 // is queued work on the current stream); here that queued work puts a host function computing the product on the
-// stream (aclrtLaunchCallback), so the product reads its inputs when the stream gets there, as a kernel would.
+// stream (aclrtLaunchCallback), so the product reads its inputs when the stream gets there, as a kernel would; the
+// stream is the issuing thread's current one when the op is issued (op_api_common.h, EXEC_NPU_CMD:
+// getCurrentNPUStream() is read before the work is queued).
 #include <ATen/ATen.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
@@ -89,7 +93,7 @@ void* workspace_block(uint64_t size, aclrtStream stream) {
       block.data = nullptr;
     }
     block.size = kRoundLarge * ((wanted + kRoundLarge - 1) / kRoundLarge);
-    check(aclrtMalloc(&block.data, block.size, ACL_MEM_MALLOC_HUGE_ONLY), "aclrtMalloc");
+    check(aclrtMallocAlign32(&block.data, block.size, ACL_MEM_MALLOC_HUGE_ONLY), "aclrtMallocAlign32");
   }
   return block.data;
 }
@@ -99,6 +103,13 @@ void keep(void*) {}  // the deleter frees nothing: the block stays the stream's
 struct RegisterDeviceSource {
   RegisterDeviceSource() { emulated_acl_set_device_source(&current_device); }
 } register_device_source;
+
+thread_local std::map<int32_t, int32_t> current_stream_index;  // device -> the selected stream (absent: default)
+
+aclrtStream current_stream(int32_t device) {
+  const auto found = current_stream_index.find(device);
+  return emulated_acl_stream_at(device, found == current_stream_index.end() ? 0 : found->second);
+}
 
 void set_current_device(int32_t device) {
   const auto* guard = c10::impl::getDeviceGuardImpl(c10::DeviceType::PrivateUse1);
@@ -258,7 +269,7 @@ void OpCommand::RunOpApiV2(const string& op_name, const PROC_FUNC& func, bool sy
   }
   if (sync) {
     repository(device).drain();
-    if (aclrtSynchronizeStream(emulated_acl_stream(device)) != ACL_SUCCESS) throw std::runtime_error(op_name + ": sync failed");
+    if (aclrtSynchronizeStream(current_stream(device)) != ACL_SUCCESS) throw std::runtime_error(op_name + ": sync failed");
   }
 }
 
@@ -272,18 +283,18 @@ extern "C" AOTITorchError aoti_torch_get_current_npu_stream(int32_t device_index
   } catch (const std::exception&) {
     return AOTI_TORCH_FAILURE;
   }
-  *ret_stream = emulated_acl_stream(device);
+  *ret_stream = current_stream(device);
   return AOTI_TORCH_SUCCESS;
 }
 
 extern "C" AOTITorchError aoti_torch_npu_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
   auto tensor = [](AtenTensorHandle handle) { return *reinterpret_cast<at::Tensor*>(handle); };
   auto* args = new MmArgs{tensor(out), tensor(self), tensor(mat2)};
-  const int32_t device = current_device();
+  aclrtStream stream = current_stream(current_device());
   emulated_acl_expect_write(args->out.data_ptr(), args->out.nbytes(), "aclnnMm");
   try {
-    at_npu::native::OpCommand::RunOpApiV2("aclnnMm", [args, device]() -> int {
-      return static_cast<int>(aclrtLaunchCallback(&mm_on_stream, args, ACL_CALLBACK_BLOCK, emulated_acl_stream(device)));
+    at_npu::native::OpCommand::RunOpApiV2("aclnnMm", [args, stream]() -> int {
+      return static_cast<int>(aclrtLaunchCallback(&mm_on_stream, args, ACL_CALLBACK_BLOCK, stream));
     });
   } catch (const std::exception&) {
     return AOTI_TORCH_FAILURE;
@@ -309,3 +320,6 @@ extern "C" int emulated_torch_npu_synchronize_device(void) {
 extern "C" const char* emulated_torch_npu_last_error(void) { return last_error.c_str(); }
 
 extern "C" void emulated_torch_npu_hold_queue(int32_t device, int held) { repository(device).hold(held != 0); }
+
+// torch.npu.set_stream on the calling thread: stream `index` of `device` (0: its default stream).
+extern "C" void emulated_torch_npu_set_stream(int32_t device, int32_t index) { current_stream_index[device] = index; }
