@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,9 @@ def _activate_or_explain(backend: str | None) -> dict[str, Any] | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # torch warns "Failed to initialize NumPy" at import when numpy is not installed; no command here uses numpy
+    # (torch does not require it), so that is noise. Nothing has imported torch yet at this point.
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["codegen"]:
         return _codegen(argv[1:])

@@ -82,6 +82,11 @@ def test_the_summary_links_each_backward_to_its_forward_and_indexes_every_file(p
     assert manifest["files"] == summary["files"]
     written = {str(path.relative_to(tmp / "out")) for path in (tmp / "out").rglob("*") if path.is_file()}
     assert written == {*summary["files"], "codegen_manifest.json"}
+    # every Triton kernel went through the static check, and Inductor's pass it
+    kernels = sum(
+        entry["defined_with"] == "triton" for graph in summary["graphs"] for entry in graph["files"]["kernels"].values()
+    )
+    assert summary["static_check"] == {"kernels": kernels, "failures": []} and kernels > 0
 
 
 def test_progress_lines_name_each_graph_on_stderr(pointwise: Any) -> None:
@@ -199,6 +204,21 @@ def test_a_script_that_raises_is_reported_with_exit_1(tmp_path: Path) -> None:
     assert [g["error"] for g in summary["graphs"]] == [None]  # the graph itself generated
     assert "boom from the user script" in (tmp_path / "out" / "script_error.txt").read_text()
     assert "the script raised ValueError" in done.stderr
+
+
+def test_a_script_that_fails_at_import_says_so_last_not_that_nothing_was_compiled(tmp_path: Path) -> None:
+    """Before anything compiled, the import error is the reason: the last line names it, and does not ask whether
+    the script calls torch.compile."""
+    script = tmp_path / "imports.py"
+    script.write_text("import torch\nimport a_module_nobody_installed  # noqa\n")
+    done, summary = codegen(tmp_path, script=script)
+    assert done.returncode == 1 and summary["graphs"] == []
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        "npu_inductor_compat codegen: the script failed before compiling any graph (at import: No module named "
+        "'a_module_nobody_installed')"
+    ), done.stderr
+    assert "does the script call torch.compile" not in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -288,9 +288,16 @@ class Progress:
 
 
 def first_line(message: str, width: int = 100) -> str:
-    """The first line of an error message, or "(no message)" (a bare assert in Inductor has none)."""
+    """The first line of an error message, or "(no message)" (a bare assert in Inductor has none); past ``width``
+    it is cut at the last space before it (never inside a word) and ends with "..."."""
     lines = message.strip().splitlines()
-    return lines[0][:width] if lines else "(no message)"
+    if not lines:
+        return "(no message)"
+    line = lines[0]
+    if len(line) <= width:
+        return line
+    cut = line.rfind(" ", 0, width + 1)
+    return line[: cut if cut > 0 else width].rstrip() + " ..."
 
 
 def split_script_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -323,6 +330,25 @@ def _inductor_settings(cpp_wrapper: bool, dynamic: bool) -> ExitStack:
     if dynamic:
         stack.enter_context(dynamo_config.patch(assume_static_by_default=False))
     return stack
+
+
+class _CudaOnlyNotes(logging.Filter):
+    """Inductor's "Not enough SMs to use max_autotune_gemm mode" (torch/_inductor/utils.py, is_big_gpu) compares a
+    device's multiprocessor count with a CUDA card's 68 SMs; an Ascend device reports its AI cores there, so the note
+    says nothing about NPU code generation. It is dropped for the run; anything else Inductor logs passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != "Not enough SMs to use max_autotune_gemm mode"
+
+
+@contextmanager
+def _cuda_notes_dropped() -> Iterator[None]:
+    logger, note = logging.getLogger("torch._inductor.utils"), _CudaOnlyNotes()
+    logger.addFilter(note)
+    try:
+        yield
+    finally:
+        logger.removeFilter(note)
 
 
 @contextmanager
@@ -422,6 +448,13 @@ def _nothing_on_npu(summary: dict[str, Any]) -> str | None:
         f"nothing ran on npu: {len(graphs)} graph(s) compiled, on {', '.join(devices)}; move the model and its inputs "
         "to the npu (.to('npu')) before calling the compiled function"
     )
+
+
+def _failed_where(script_error: dict[str, Any]) -> str:
+    """Where a script that compiled nothing failed: at an import, or elsewhere."""
+    if script_error["type"] in ("ImportError", "ModuleNotFoundError"):
+        return f"at import: {first_line(script_error['message'])}"
+    return f"{script_error['type']}: {first_line(script_error['message'])}"
 
 
 def _without_fix_notes(ids: Sequence[str], report: dict[str, Any], torch_version: str) -> list[str]:
@@ -579,6 +612,7 @@ def _run(
             standin_context as standin,
             capturing(on_graph=progress.graph) as capture,
             _inductor_settings(args.cpp_wrapper, args.dynamic),
+            _cuda_notes_dropped(),
             simulated_metadata(metadata),
             _script_argv(script, script_args),
         ):
@@ -637,6 +671,9 @@ def _run(
 
             with progress.muted():
                 kernel_failures = kernel_check.check(output.root, summary)
+        from npu_inductor_compat.tools.simulated import static_check
+
+        static_failures = static_check.check(output.root, summary)
         output.written.append(SUMMARY)
         summary["files"] = sorted(output.written)
         output.checkpoint()
@@ -657,6 +694,9 @@ def _run(
             file=sys.stderr,
         )
     nothing = _nothing_on_npu(summary)
+    if nothing is not None and script_error is not None and not summary["graphs"]:
+        # the script failed before compiling anything: that is the reason, not a missing torch.compile
+        nothing = f"the script failed before compiling any graph ({_failed_where(script_error)})"
     if nothing is not None:
         print(f"npu_inductor_compat codegen: {nothing}", file=sys.stderr)
     if args.check_headers:
@@ -706,8 +746,14 @@ def _run(
                 f"{first_line(reason.strip(), 160)} (checks in summary.json)",
                 file=sys.stderr,
             )
+    for failure in static_failures:
+        for problem in failure["problems"]:
+            print(
+                f"graph {failure['graph']}: {problem}: it cannot compile (static_check in summary.json)",
+                file=sys.stderr,
+            )
     failed = (args.check_headers and header_failures) or (args.check_kernels and kernel_failures)
-    failed = failed or bool(fallbacks) or bool(missing_stubs)
+    failed = failed or bool(fallbacks) or bool(missing_stubs) or bool(static_failures)
     return 1 if script_error is not None or capture.failed() or failed or nothing is not None else 0
 
 

@@ -1,0 +1,76 @@
+"""codegen's one-line messages: error lines cut between words, and why a run that compiled nothing failed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from npu_inductor_compat.tools.simulated.cli import _failed_where, first_line
+
+pytestmark = pytest.mark.once
+
+
+def test_a_long_error_line_is_cut_between_words_and_marked() -> None:
+    message = "CantSplit.__init__() missing 2 required positional arguments: 'expr' and 'remaining'\nsecond line"
+    cut = first_line(message, width=60)
+    assert cut == "CantSplit.__init__() missing 2 required positional ..."
+    assert len(cut) <= 64 and message.startswith(cut.removesuffix(" ..."))
+
+
+def test_a_short_line_and_no_message_are_kept_as_they_are() -> None:
+    assert first_line("  short\nmore") == "short"
+    assert first_line("   \n") == "(no message)"
+
+
+def test_one_word_longer_than_the_width_is_cut_at_the_width() -> None:
+    assert first_line("x" * 300, width=10) == "x" * 10 + " ..."
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("ModuleNotFoundError", "at import: No module named 'x'"),
+        ("ImportError", "at import: No module named 'x'"),
+        ("ValueError", "ValueError: No module named 'x'"),
+    ],
+)
+def test_a_failure_before_any_graph_says_where(kind: str, expected: str) -> None:
+    assert _failed_where({"type": kind, "message": "No module named 'x'"}) == expected
+
+
+def test_inductors_cuda_sm_note_is_dropped_for_the_run_and_nothing_else(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from npu_inductor_compat.tools.simulated.cli import _cuda_notes_dropped
+
+    logger = logging.getLogger("torch._inductor.utils")
+    with caplog.at_level(logging.WARNING, logger="torch._inductor.utils"):
+        with _cuda_notes_dropped():
+            logger.warning("Not enough SMs to use max_autotune_gemm mode", extra={"min_sms": 68, "avail_sms": 24})
+            logger.warning("something else Inductor says")
+        logger.warning("Not enough SMs to use max_autotune_gemm mode")  # outside the run: untouched
+    assert [record.getMessage() for record in caplog.records] == [
+        "something else Inductor says",
+        "Not enough SMs to use max_autotune_gemm mode",
+    ]
+
+
+@pytest.mark.subprocess
+def test_no_numpy_warning_from_the_commands_though_torch_gives_one(tmp_path: Path) -> None:
+    """numpy made unimportable (a package that raises): torch itself warns at import, the report does not."""
+    import os
+    import subprocess
+    import sys
+
+    blocked = tmp_path / "no_numpy" / "numpy"
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n")
+    env = {**os.environ, "PYTHONPATH": str(blocked.parent), "NPU_INDUCTOR_COMPAT_AUTOLOAD": "0"}
+
+    def stderr(*command: str) -> str:
+        done = subprocess.run([sys.executable, *command], capture_output=True, text=True, env=env, timeout=300)
+        return done.stderr
+
+    assert "Failed to initialize NumPy" in stderr("-c", "import torch")
+    assert "Failed to initialize NumPy" not in stderr("-m", "npu_inductor_compat", "fixes")
