@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -328,3 +331,66 @@ def test_a_forked_copy_of_the_run_writes_nothing(tmp_path: Path, take: Callable[
             os._exit(0)
     os.waitpid(child, 0)
     assert not (out / "from_the_fork.txt").exists() and not (out / MANIFEST).exists()
+
+
+# Real runs (slow tier)
+
+COMPILES = "import torch\ntorch.compile(lambda t: t + 1)(torch.ones(4).to('npu'))\n"
+
+
+def codegen(
+    tmp_path: Path, script_text: str, out: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "script.py"
+    script.write_text(script_text)
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out)]
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.mark.subprocess
+def test_a_script_that_calls_os_exit_makes_codegen_fail_saying_so(tmp_path: Path) -> None:
+    done = codegen(tmp_path, COMPILES + "import os\nos._exit(0)\n", tmp_path / "out")
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "the run ended with status 0 before summary.json was written" in done.stderr
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+@pytest.mark.subprocess
+def test_a_script_that_forks_writes_the_output_once(tmp_path: Path) -> None:
+    script = COMPILES + "import os\npid = os.fork()\nif pid:\n    os.waitpid(pid, 0)\nprint('ran in', os.getpid())\n"
+    out = tmp_path / "out"
+    done = codegen(tmp_path, script, out)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("ran in") == 2  # the script ran on in both processes
+    assert done.stdout.count(f"wrote {out / 'summary.json'}") == 1, done.stdout  # one of them wrote
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary["graphs"]) == 1 and on_disk(out) == set(listed(out)) == set(summary["files"])
+
+
+@pytest.mark.subprocess
+def test_sigterm_to_codegen_ends_the_run_and_leaves_nothing_unlisted(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    script = tmp_path / "script.py"
+    started = tmp_path / "started"
+    script.write_text(COMPILES + f"import time\nopen({str(started)!r}, 'w').close()\ntime.sleep(600)\n")
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), "--quiet"]
+    run = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        for _ in range(1200):
+            if started.exists() or run.poll() is not None:
+                break
+            subprocess.run(["sleep", "0.1"], check=True)
+        run.send_signal(signal.SIGTERM)
+        _, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == 1 and "the run was killed by SIGTERM" in err, err[-3000:]
+    assert not (out / output_module.LOCK).exists()
