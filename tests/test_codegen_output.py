@@ -1,5 +1,5 @@
 """Hostile --out folders for codegen (issue #27): nothing outside --out is read, written or deleted, the manifest
-lists every file on disk whenever a run stops, and one run writes a folder at a time."""
+lists every file on disk whenever a run stops, one run writes a folder at a time, and caches hide no graph."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -394,3 +395,35 @@ def test_sigterm_to_codegen_ends_the_run_and_leaves_nothing_unlisted(tmp_path: P
         run.kill()
     assert run.returncode == 1 and "the run was killed by SIGTERM" in err, err[-3000:]
     assert not (out / output_module.LOCK).exists()
+
+
+THREADED = textwrap.dedent(
+    """
+    import threading
+    import torch
+
+    done = []
+
+    def compile_in_a_thread():
+        done.append(torch.compile(lambda t: (t * 3).sin())(torch.ones(8).to("npu")).cpu())
+
+    thread = threading.Thread(target=compile_in_a_thread)
+    thread.start()
+    thread.join()
+    assert len(done) == 1, "the thread's compile failed"
+    """
+)
+
+
+@pytest.mark.subprocess
+@pytest.mark.compile
+def test_a_shared_inductor_cache_hides_no_graph_of_a_threaded_script(tmp_path: Path) -> None:
+    """torch 2.12 keeps config patches per thread: the thread's compile hit the cache the first run filled."""
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor_cache")}
+    for run in ("first", "second"):
+        out = tmp_path / run
+        done = codegen(tmp_path, THREADED, out, env)
+        assert done.returncode == 0, f"{run} run: {done.stderr[-3000:]}"
+        summary = json.loads((out / "summary.json").read_text())
+        assert [(graph["device"], graph["status"]) for graph in summary["graphs"]] == [("npu", "ok")], run
+        assert (out / "graph_0" / "wrapper.py").is_file(), run

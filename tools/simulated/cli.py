@@ -226,15 +226,12 @@ def _script_argv(script: Path, script_args: Sequence[str]) -> Iterator[None]:
         os.chdir(saved_cwd)  # a training script may chdir; codegen's own paths are absolute anyway
 
 
-def _inductor_settings(cpp_wrapper: bool, dynamic: bool) -> ExitStack:
-    import torch._dynamo.config as dynamo_config
-    import torch._inductor.config as inductor_config
-
-    stack = ExitStack()
-    stack.enter_context(inductor_config.patch(cpp_wrapper=cpp_wrapper))
+def _codegen_settings(cpp_wrapper: bool, dynamic: bool) -> dict[str, dict[str, Any]]:
+    """The config the run compiles with, in every thread (capture.capturing applies it)."""
+    settings: dict[str, dict[str, Any]] = {"torch._inductor.config": {"cpp_wrapper": cpp_wrapper}}
     if dynamic:
-        stack.enter_context(dynamo_config.patch(assume_static_by_default=False))
-    return stack
+        settings["torch._dynamo.config"] = {"assume_static_by_default": False}
+    return settings
 
 
 @contextmanager
@@ -571,8 +568,7 @@ def _run(
         with (
             warnings.catch_warnings(),
             standin_context as standin,
-            capturing(on_graph=progress.graph) as capture,
-            _inductor_settings(args.cpp_wrapper, args.dynamic),
+            capturing(progress.graph, _codegen_settings(args.cpp_wrapper, args.dynamic)) as capture,
             simulated_metadata(metadata),
             _script_argv(script, script_args),
         ):
