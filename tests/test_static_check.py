@@ -103,7 +103,7 @@ def test_check_reads_the_runs_kernels_from_its_summary_and_records_the_result(tm
         "cpp_fused_2": {"defined_with": "cpp", "source": None},
     }
     summary = {"graphs": [{"index": 0, "files": {"kernels": kernels}}]}
-    failures = check(tmp_path, summary)
+    failures = check(lambda relative: (tmp_path / relative).read_text(), summary)
     assert [failure["kernel"] for failure in failures] == ["triton_poi_fused_1"]
     assert "reads 'tmp7' before defining it" in failures[0]["problems"][0]
     assert json.loads(json.dumps(summary["static_check"])) == {"kernels": 2, "failures": failures}

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from npu_inductor_compat.patching import Change, Journal, Patch, wraps_original
+from npu_inductor_compat.tools.simulated.settings import Settings, applied, in_every_thread, with_caches_off
 
 KERNEL_DEFINERS = (
     "torch._inductor.codegen.wrapper:PythonWrapperCodegen.define_kernel",
@@ -391,20 +392,17 @@ def capture_records(capture: Capture) -> list[Patch]:
 
 
 @contextmanager
-def capturing(on_graph: Callable[[GraphRecord], None] | None = None) -> Iterator[Capture]:
-    """Inside: every Inductor graph is captured (codegen only) and runs eagerly. Undone on exit.
-
-    Inductor's caches are off inside: a cached graph would skip codegen, and a cached stub breaks later runs
-    ("'CompiledFxGraph' object has no attribute 'source_code'"). One compile thread: no npu kernel is compiled, so
-    Inductor's pool of compile workers would only cost its start and a shutdown of seconds at exit.
-    """
-    import torch._inductor.config as inductor_config
-
+def capturing(
+    on_graph: Callable[[GraphRecord], None] | None = None, settings: Settings | None = None
+) -> Iterator[Capture]:
+    """Inside: every Inductor graph is captured (codegen only) and runs eagerly, with ``settings`` ({config module:
+    {name: value}}) and Inductor's caches off (settings.CACHES_OFF) in every thread. Undone on exit."""
+    merged = with_caches_off(settings)
     capture = Capture(on_graph=on_graph)
     journal = Journal()
-    journal.apply(capture_records(capture))
+    journal.apply([*capture_records(capture), in_every_thread(merged)])
     try:
-        with inductor_config.patch(force_disable_caches=True, fx_graph_cache=False, compile_threads=1):
+        with applied(merged):
             yield capture
     finally:
         journal.undo()

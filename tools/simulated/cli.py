@@ -18,15 +18,26 @@ import json
 import logging
 import os
 import runpy
+import signal
 import sys
-import tempfile
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from npu_inductor_compat.tools.simulated.output import (
+    MANIFEST,
+    MANIFEST_TOOL,
+    SUMMARY,
+    Output,
+    Refused,
+    UsageError,
+    prepare_output,
+)
+
+__all__ = ["MANIFEST", "MANIFEST_TOOL", "SUMMARY", "codegen_main"]  # diff.py imports the first three from here
 
 USAGE_ERROR = 2
 
@@ -154,104 +165,6 @@ def parse_kernel_metadata(text: str) -> dict[str, Any]:
 
 
 PROVIDERS = ("simulated-npu", "torch_npu-wheel")
-MANIFEST = "codegen_manifest.json"
-MANIFEST_TOOL = "npu-inductor-compat codegen"
-SUMMARY = "summary.json"
-
-
-class UsageError(Exception):
-    """A bad command line or --out, found before the script runs (exit 2)."""
-
-
-@dataclass
-class Output:
-    """The --out directory: validated before the script runs; every file written is recorded in the manifest, and a
-    later run deletes only the files its predecessor's manifest lists."""
-
-    root: Path  # absolute: the script may change the working directory
-    previous: list[str]  # files an earlier codegen run wrote here (from its manifest)
-    written: list[str] = field(default_factory=list)
-
-    def write(self, relative: str, text: str) -> str:
-        path = self.root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        if relative not in self.written:
-            self.written.append(relative)
-        return relative
-
-    def checkpoint(self) -> None:
-        """The manifest lists every file on disk either run wrote, so an interrupted run leaves nothing unlisted."""
-        self._write_manifest(set(self.previous) | set(self.written))
-
-    def finish(self) -> None:
-        """This run's files are all written: list them alone, then delete what only the previous run wrote (and the
-        folders that leaves empty)."""
-        self._write_manifest(set(self.written))
-        stale = set(self.previous) - set(self.written)
-        for relative in stale:
-            path = self.root / relative
-            if path.is_file() and not path.is_symlink():
-                path.unlink()
-        folders = {parent for relative in stale for parent in (self.root / relative).parents}
-        for folder in sorted(folders, key=lambda path: len(path.parts), reverse=True):
-            if folder != self.root and self.root in folder.parents and folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
-
-    def _write_manifest(self, files: set[str]) -> None:
-        manifest = {"tool": MANIFEST_TOOL, "version": 1, "files": sorted(files)}
-        temporary = self.root / f".{MANIFEST}.partial"
-        temporary.write_text(json.dumps(manifest, indent=2) + "\n")
-        os.replace(temporary, self.root / MANIFEST)  # a reader never sees half a manifest
-
-
-def prepare_output(out: Path, force: bool) -> Output:
-    """Check --out before anything runs: a directory this command may write (created if missing), either empty, or
-    written by an earlier codegen run (its manifest), or --force. Raises UsageError saying what is wrong."""
-    out = Path(os.path.abspath(out))  # the script may change the working directory before anything is written
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: exists and is not a directory")
-    previous: list[str] = []
-    if out.is_dir() and any(out.iterdir()):
-        manifest = out / MANIFEST
-        problem = None
-        if manifest.is_file():
-            try:
-                previous = _read_manifest(manifest, out)
-            except ValueError as err:
-                problem = f"its {MANIFEST} is not one this command writes ({err})"
-        else:
-            problem = f"it is not empty and has no {MANIFEST}, so this command did not write it"
-        if problem is not None:
-            if not force:
-                raise UsageError(
-                    f"--out {out}: {problem}; choose another directory, or add --force to write into it (nothing in "
-                    "it is deleted; files with the names codegen writes are overwritten)"
-                )
-            previous = []
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out, prefix=".codegen_probe_"):
-            pass
-    except OSError as err:
-        raise UsageError(f"--out {out}: cannot write there ({err.strerror or err})") from None
-    return Output(out, previous)
-
-
-def _read_manifest(manifest: Path, out: Path) -> list[str]:
-    try:
-        data = json.loads(manifest.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"unreadable: {err}") from None
-    if not isinstance(data, dict) or data.get("tool") != MANIFEST_TOOL or not isinstance(data.get("files"), list):
-        raise ValueError(f"expected tool {MANIFEST_TOOL!r} and a files list")
-    files = []
-    for item in data["files"]:
-        inside = isinstance(item, str) and not Path(item).is_absolute() and ".." not in Path(item).parts
-        if not inside:
-            raise ValueError(f"{item!r} is not a path inside {out}")
-        files.append(item)
-    return files
 
 
 class Progress:
@@ -321,15 +234,12 @@ def _script_argv(script: Path, script_args: Sequence[str]) -> Iterator[None]:
         os.chdir(saved_cwd)  # a training script may chdir; codegen's own paths are absolute anyway
 
 
-def _inductor_settings(cpp_wrapper: bool, dynamic: bool) -> ExitStack:
-    import torch._dynamo.config as dynamo_config
-    import torch._inductor.config as inductor_config
-
-    stack = ExitStack()
-    stack.enter_context(inductor_config.patch(cpp_wrapper=cpp_wrapper))
+def _codegen_settings(cpp_wrapper: bool, dynamic: bool) -> dict[str, dict[str, Any]]:
+    """The config the run compiles with, in every thread (capture.capturing applies it)."""
+    settings: dict[str, dict[str, Any]] = {"torch._inductor.config": {"cpp_wrapper": cpp_wrapper}}
     if dynamic:
-        stack.enter_context(dynamo_config.patch(assume_static_by_default=False))
-    return stack
+        settings["torch._dynamo.config"] = {"assume_static_by_default": False}
+    return settings
 
 
 class _CudaOnlyNotes(logging.Filter):
@@ -546,7 +456,89 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
         output = prepare_output(Path(args.out), args.force)
     except UsageError as err:
         parser.error(str(err))
-    return _run(args, script, script_args, output, chosen_soc.name, metadata, (activate, deactivate, status))
+    try:
+        return _in_a_child(
+            output,
+            lambda: _run(args, script, script_args, output, chosen_soc.name, metadata, (activate, deactivate, status)),
+        )
+    finally:
+        output.release()
+
+
+def _in_a_child(output: Output, run: Callable[[], int]) -> int:
+    """``run()`` (the script, then writing --out) in a forked child, while this process holds --out's lock and
+    waits; the child's exit code, or 1 when it ended before writing summary.json.
+
+    Why a child: the script runs in codegen's process, so a script that ends it early (os._exit, a signal, a fork
+    whose parent exits) would otherwise end codegen with the script's status and no summary, unnoticed. The child
+    reports its code on a pipe once --out is complete; no report is said and exits 1. A fork, not a new interpreter:
+    torch is imported already, and nothing has run on it yet.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # ends here (os._exit, as multiprocessing's forked children do): never returns to a caller
+        code = 1
+        try:
+            os.close(read_end)
+            output.owner = os.getpid()
+            try:
+                code = run()
+            except Refused as err:
+                print(
+                    f"npu_inductor_compat codegen: {err}; stopped (the manifest lists what was written)",
+                    file=sys.stderr,
+                )
+            except KeyboardInterrupt:
+                print("npu_inductor_compat codegen: interrupted (the manifest lists what was written)", file=sys.stderr)
+                code = 130
+            if os.getpid() == output.owner:
+                os.write(write_end, str(code).encode())
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(write_end)
+    handlers: dict[int, Any] = {}
+    try:  # SIGTERM to codegen ends the child too; Ctrl-C reaches the child from the terminal
+        handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, lambda signum, _: os.kill(child, signum))
+        handlers[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: no handlers
+        pass
+    try:
+        _, status = os.waitpid(child, 0)
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    os.set_blocking(read_end, False)
+    try:
+        report = os.read(read_end, 32)
+    except BlockingIOError:
+        report = b""
+    os.close(read_end)
+    if report:
+        return int(report)
+    code = os.waitstatus_to_exitcode(status)
+    how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"ended with status {code}"
+    manifest = output.root / MANIFEST
+    wrote = f"{manifest} lists every file codegen left there" if manifest.is_file() else "it wrote nothing"
+    print(
+        f"npu_inductor_compat codegen: the run {how} before summary.json was written (did the script call "
+        f"os._exit, or fork and end?); {wrote}",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def _end_a_forked_copy(output: Output) -> None:
+    """A process the script forked that returns here (the script ended in it too) ends: only one process writes."""
+    if os.getpid() != output.owner:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def _run(
@@ -610,8 +602,7 @@ def _run(
         with (
             warnings.catch_warnings(),
             standin_context as standin,
-            capturing(on_graph=progress.graph) as capture,
-            _inductor_settings(args.cpp_wrapper, args.dynamic),
+            capturing(progress.graph, _codegen_settings(args.cpp_wrapper, args.dynamic)) as capture,
             _cuda_notes_dropped(),
             simulated_metadata(metadata),
             _script_argv(script, script_args),
@@ -631,6 +622,7 @@ def _run(
                 raise
             except BaseException as err:  # the script's own failure is reported, not raised
                 script_error = {"type": type(err).__name__, "message": str(err), "traceback": traceback.format_exc()}
+            _end_a_forked_copy(output)
         torch._dynamo.reset()
         graphs = []
         by_kernel = events.by_kernel() if events is not None else {}
@@ -673,12 +665,10 @@ def _run(
                 kernel_failures = kernel_check.check(output.root, summary)
         from npu_inductor_compat.tools.simulated import static_check
 
-        static_failures = static_check.check(output.root, summary)
-        output.written.append(SUMMARY)
-        summary["files"] = sorted(output.written)
-        output.checkpoint()
-        (output.root / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n")
-        output.finish()
+        static_failures = static_check.check(output.read, summary)
+        summary["files"] = sorted({*output.written, SUMMARY})
+        output.write(SUMMARY, json.dumps(summary, indent=2) + "\n")
+        refused = output.finish()
     finally:
         deactivate()
         run_stack.close()  # the provider choice, and for torch_npu-wheel the deep stand-in and its backend
@@ -687,6 +677,8 @@ def _run(
     if not args.quiet:
         print(_table(summary))
         print(f"wrote {out / SUMMARY}")
+    for problem in refused:
+        print(f"npu_inductor_compat codegen: not deleted: {problem}", file=sys.stderr)
     if script_error is not None:
         message = first_line(script_error["message"]) if script_error["message"] else ""
         print(
@@ -753,7 +745,7 @@ def _run(
                 file=sys.stderr,
             )
     failed = (args.check_headers and header_failures) or (args.check_kernels and kernel_failures)
-    failed = failed or bool(fallbacks) or bool(missing_stubs) or bool(static_failures)
+    failed = failed or bool(fallbacks) or bool(missing_stubs) or bool(refused) or bool(static_failures)
     return 1 if script_error is not None or capture.failed() or failed or nothing is not None else 0
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import Any
 
 BUILTINS = frozenset(dir(builtins))
@@ -147,9 +146,9 @@ def check_source(source: str, kernel: str) -> list[str]:
     return problems
 
 
-def check(out: Path, summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """Check every Triton kernel the run wrote (from the summary's file index); record the result in the summary
-    (``static_check``) and return the failures."""
+def check(read: Callable[[str], str], summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Check every Triton kernel the run wrote (from the summary's file index, each read with ``read``, given its
+    path relative to --out); record the result in the summary (``static_check``) and return the failures."""
     failures = []
     checked = 0
     for graph in summary["graphs"]:
@@ -157,7 +156,7 @@ def check(out: Path, summary: dict[str, Any]) -> list[dict[str, Any]]:
             if entry.get("defined_with") != "triton" or entry.get("source") is None:
                 continue
             checked += 1
-            problems = check_source((out / entry["source"]).read_text(), name)
+            problems = check_source(read(entry["source"]), name)
             if problems:
                 failures.append({"graph": graph["index"], "kernel": name, "problems": problems})
     summary["static_check"] = {"kernels": checked, "failures": failures}
