@@ -61,10 +61,14 @@ from pathlib import Path
 from typing import Any
 
 from npu_inductor_compat.tools.simulated.capture import kernel_definition
-from npu_inductor_compat.tools.simulated.cli import MANIFEST, MANIFEST_TOOL, SUMMARY
+from npu_inductor_compat.tools.simulated.diff_input import (  # noqa: F401 (MANIFEST_VERSIONS, load: this module's API)
+    MANIFEST_VERSIONS,
+    CodegenOutput,
+    NotACodegenOutput,
+    load,
+)
 
 SAME, DIFFERENT, TROUBLE = 0, 1, 2
-MANIFEST_VERSIONS = (1,)  # the codegen_manifest.json versions this diff reads
 REPORT_VERSION = 1  # of the --json output
 
 BODY_CAP = 40  # unified-diff lines shown per kernel body (--full: all)
@@ -81,10 +85,6 @@ OPTION_KEYS = ("argv", "backend", "soc", "cpp_wrapper", "dynamic_flag", "without
 GRAPH_FIELDS = ("status", "device", "dynamic", "wrapper")
 
 
-class NotACodegenOutput(Exception):
-    """A directory that cannot be compared: missing, not written by codegen, damaged, or of an unknown version."""
-
-
 class _Absent:
     """A key present on one side only."""
 
@@ -93,98 +93,6 @@ class _Absent:
 
 
 ABSENT = _Absent()
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Reading a codegen output
-
-
-@dataclass
-class CodegenOutput:
-    root: Path
-    summary: dict[str, Any]
-    files: frozenset[str]  # what the manifest says codegen wrote
-
-    def read(self, relative: str | None) -> str | None:
-        """A file codegen wrote (None: no such file for this entry). A listed file that is gone is trouble."""
-        if relative is None:
-            return None
-        if relative not in self.files:
-            raise NotACodegenOutput(
-                f"{self.root}: summary.json names {relative!r}, which {MANIFEST} does not list (a damaged output?)"
-            )
-        path = self.root / relative
-        try:
-            return path.read_text()
-        except (OSError, UnicodeDecodeError) as err:
-            raise NotACodegenOutput(f"{path}: listed in {MANIFEST} but unreadable: {err}") from None
-
-    @property
-    def graphs(self) -> list[dict[str, Any]]:
-        graphs: list[dict[str, Any]] = self.summary["graphs"]
-        return graphs
-
-
-def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise NotACodegenOutput(f"{path}: unreadable {what}: {err}") from None
-
-
-def load(path: Path) -> CodegenOutput:
-    """Read and check one codegen output directory. Raises NotACodegenOutput naming the path and what is expected."""
-    expected = "the --out directory of `python -m npu_inductor_compat codegen`"
-    if not path.exists():
-        raise NotACodegenOutput(f"{path}: no such directory (expected {expected})")
-    if not path.is_dir():
-        raise NotACodegenOutput(f"{path}: not a directory (expected {expected})")
-    manifest_path, summary_path = path / MANIFEST, path / SUMMARY
-    missing = [name for name in (SUMMARY, MANIFEST) if not (path / name).is_file()]
-    if missing:
-        hint = " (written by an older codegen? run it again)" if missing == [MANIFEST] else ""
-        raise NotACodegenOutput(
-            f"{path}: not a codegen output: no {' and no '.join(missing)}{hint}; expected {expected}"
-        )
-    manifest = _read_json(manifest_path, "manifest")
-    if not isinstance(manifest, dict) or manifest.get("tool") != MANIFEST_TOOL:
-        tool = manifest.get("tool") if isinstance(manifest, dict) else None
-        raise NotACodegenOutput(f"{manifest_path}: written by {tool!r}, expected tool {MANIFEST_TOOL!r}")
-    version = manifest.get("version")
-    if version not in MANIFEST_VERSIONS:
-        readable = ", ".join(map(str, MANIFEST_VERSIONS))
-        raise NotACodegenOutput(
-            f"{manifest_path}: version {version!r} is not one this diff reads ({readable}): compare it with the "
-            "npu-inductor-compat release that wrote it"
-        )
-    files = manifest.get("files")
-    if not isinstance(files, list) or not all(isinstance(item, str) for item in files):
-        raise NotACodegenOutput(f"{manifest_path}: 'files' must be a list of relative paths")
-    summary = _read_json(summary_path, "summary")
-    problem = _summary_problem(summary)
-    if problem is not None:
-        raise NotACodegenOutput(f"{summary_path}: {problem}")
-    return CodegenOutput(path, summary, frozenset(files))
-
-
-def _summary_problem(summary: Any) -> str | None:
-    if not isinstance(summary, dict):
-        return "expected a JSON object"
-    graphs = summary.get("graphs")
-    if not isinstance(graphs, list):
-        return "expected a 'graphs' list"
-    for position, graph in enumerate(graphs):
-        where = f"graphs[{position}]"
-        if not isinstance(graph, dict):
-            return f"{where} is not an object"
-        if not isinstance(graph.get("index"), int) or not isinstance(graph.get("kind"), str):
-            return f"{where} needs an integer 'index' and a 'kind'"
-        kernels = graph.get("kernels", [])
-        if not isinstance(kernels, list) or not all(isinstance(name, str) for name in kernels):
-            return f"{where}: 'kernels' must be a list of names"
-        if not isinstance(graph.get("files", {}), dict):
-            return f"{where}: 'files' must be an object"
-    return None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -312,13 +220,23 @@ def _launch_decorator(function: ast.FunctionDef) -> ast.Call | None:
     return None
 
 
+# What reading Python text with ast can raise besides SyntaxError: ValueError for a NUL (Python 3.11),
+# RecursionError or MemoryError for deep nesting (in ast.parse, ast.unparse or _value).
+UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
 def read_kernel(text: str) -> KernelSource:
     """Split a Triton kernel module into its launch metadata and its body; other text is all body."""
     text = normalise(text)
     try:
-        tree = ast.parse(text)
-    except SyntaxError as err:
-        return KernelSource(text, body=text, note=f"not parsed ({err.msg}, line {err.lineno}): compared as text")
+        return _split_kernel(text)
+    except UNPARSABLE as err:
+        why = f"{err.msg}, line {err.lineno}" if isinstance(err, SyntaxError) else type(err).__name__
+        return KernelSource(text, body=text, note=f"not parsed ({why}): compared as text")
+
+
+def _split_kernel(text: str) -> KernelSource:
+    tree = ast.parse(text)
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
     for function in functions:
         call = _launch_decorator(function)
@@ -670,7 +588,7 @@ class _GraphSide:
             source = self.output.read(entry.get("source"))
             if source is None:
                 fragment = self.output.read(entry.get("fragment"))
-                source = kernel_definition(fragment).source if fragment is not None else None
+                source = _fragment_source(fragment) if fragment is not None else None
                 source = source if source is not None else fragment
             if source is None:
                 kernel = KernelSource("", body="", note="no source or fragment file in this output")
@@ -730,13 +648,24 @@ def compare_kernel(
     return result
 
 
+def _fragment_source(fragment: str) -> str | None:
+    try:
+        return kernel_definition(fragment).source
+    except UNPARSABLE:
+        return None
+
+
 def collapse_wrapper(text: str, cpp: str | None = None) -> str:
     """A Python wrapper with each kernel definition (and Inductor's comment block above it) on one line, and the
     C++ literal of a C++ wrapper's module replaced by a pointer to wrapper.cpp. Unparsable text is returned as is."""
     try:
-        tree = ast.parse(text)
-    except SyntaxError:
+        return _collapse(text, cpp)
+    except UNPARSABLE:
         return text
+
+
+def _collapse(text: str, cpp: str | None) -> str:
+    tree = ast.parse(text)
     lines = text.splitlines()
     spans: list[tuple[int, int, str]] = []  # (first line, end line, replacement), 0-based, end exclusive
     for node in tree.body:
