@@ -7,7 +7,9 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +232,75 @@ def test_a_kernel_source_that_breaks_the_parser_is_compared_as_text(
     assert f"kernel {KERNEL}: heuristic, body (+1 -8) changed" in out
     assert "note: B: not parsed (RecursionError): compared as text" in out
     assert "wrapper.py: +1 -1 lines" in out  # the wrapper too, as text
+
+
+# normalise() on long lines: every one of these took minutes at 400 KB with the old regexes (quadratic)
+LONG_LINES = {
+    "no spaces": "x" * 400_000,
+    "slashes": "/a" * 200_000,
+    "site-packages": "/site-packages" * 28_000,
+    "masks": "=amask&" * 57_000 + " x",
+    "words": "(" + "a" * 400_000,
+    "spaced masks": "(" + "amask & " * 50_000 + "x",
+}
+
+
+@pytest.mark.parametrize("name", list(LONG_LINES))
+@pytest.mark.once
+def test_normalise_takes_linear_time_on_a_long_line(name: str) -> None:
+    line = LONG_LINES[name]
+    started = time.perf_counter()
+    result = diff.normalise(line)
+    spent = time.perf_counter() - started
+    assert spent < 2.0, f"{name}: {spent:.1f} s for {len(line)} characters"
+    assert result.count("\n") == line.count("\n")
+
+
+# The regexes normalise() used before it was made linear: on ordinary text it must give exactly what they gave.
+_OLD_NOISE = (
+    (re.compile(r"^([ \t]*# kernel path:).*$", re.M), r"\1 <inductor cache>"),
+    (re.compile(r"^([ \t]*# AOT ID:).*$", re.M), r"\1 <id>"),
+    (re.compile(r"[^\s'\"]*/torchinductor_[^\s'\"]*?(\.\w+)?(?=['\"\s]|$)", re.M), r"<inductor cache>\1"),
+    (re.compile(r"(?:/[^\s'\"/]+)+/c[a-z0-9]{50,}(\.\w+)?"), r"<inductor cache>\1"),
+    (re.compile(r"[^\s'\"]*/site-packages/"), "<site-packages>/"),
+)
+_OLD_MASKS = re.compile(r"(?<=[(\[,=&])(?P<space>\s*)(?P<chain>\w*mask(?:\s*&\s*\w*mask)+)(?=\s*(?:[)\],]|$))", re.M)
+
+
+def old_normalise(text: str) -> str:
+    for pattern, replacement in _OLD_NOISE:
+        text = pattern.sub(replacement, text)
+    return _OLD_MASKS.sub(
+        lambda found: found["space"] + " & ".join(sorted(found["chain"].replace(" ", "").split("&"))), text
+    )
+
+
+PIECES = [
+    *"/ '\"\n\t.&()[],=#_x0",
+    "/torchinductor_root",
+    "/tmp/torchinductor_u/ab/",
+    "site-packages/",
+    "/site-packages/",
+    "c" + "0a" * 26,
+    "/c" + "k" * 51,
+    ".py",
+    ".cubin",
+    "xmask",
+    "r0_mask",
+    "mask",
+    " & ",
+    "# kernel path: ",
+    "# AOT ID: ['0_forward']",
+    "\u00a0",
+    "é",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40).map("".join))
+@pytest.mark.once
+def test_normalise_gives_what_the_old_regexes_gave(text: str) -> None:
+    assert diff.normalise(text) == old_normalise(text)
 
 
 # Fuzzing: a valid summary with parts replaced by arbitrary JSON (and paths that lead elsewhere)
