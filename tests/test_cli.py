@@ -98,3 +98,13 @@ def test_the_console_script_is_installed_and_is_the_same_command() -> None:
     done = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith(f"npu-inductor-compat {npu_inductor_compat.__version__} (torch line v")
+
+
+@pytest.mark.parametrize("text", ["lock_init_val=1,lock_init_value=7", "lock_init_value=7, lock_init_val=1"])
+@pytest.mark.once
+def test_kernel_metadata_refuses_both_names_of_the_lock_initial_value(text: str) -> None:
+    from npu_inductor_compat.tools.simulated.cli import parse_kernel_metadata
+
+    with pytest.raises(ValueError, match="lock_init_val.+lock_init_value.+name the same field.+give one"):
+        parse_kernel_metadata(text)
+    assert parse_kernel_metadata("lock_init_value=7") == {"lock_init_value": 7}
