@@ -95,6 +95,12 @@ def _fixes(argv: list[str]) -> int:
         "paired with this torch, on the simulated NPU (the codegen tool's provider; downloaded once, never installed)",
     )
     args = parser.parse_args(argv)
+    if args.out is not None and not args.json:
+        parser.error("--out writes the JSON: give --json with it")
+    problem = None if args.out is None else _out_file_problem(Path(args.out))
+    if problem is not None:
+        print(f"npu_inductor_compat fixes: --out {args.out}: {problem}", file=sys.stderr)
+        return 2
     torch_npu = None
     if args.provider is None:
         report = _activate_or_explain(None)
@@ -107,7 +113,11 @@ def _fixes(argv: list[str]) -> int:
         result = {"torch": report["versions"]["torch"], "line": report["line"], "fixes": rows}
         text = json.dumps({**result, **({"torch_npu": torch_npu} if torch_npu else {})}, indent=2)
         if args.out:
-            Path(args.out).write_text(text + "\n")
+            try:
+                Path(args.out).write_text(text + "\n")
+            except OSError as err:
+                print(f"npu_inductor_compat fixes: --out {args.out}: cannot write: {err.strerror}", file=sys.stderr)
+                return 2
         else:
             print(text)
         return 0
@@ -119,6 +129,15 @@ def _fixes(argv: list[str]) -> int:
         print(f"\n{fix['id']}  [{state}]\n  why:      {fix['why']}\n  upstream: {fix['upstream']}")
         print(f"  remove:   {fix['remove_when']}")
     return 0
+
+
+def _out_file_problem(path: Path) -> str | None:
+    """Why ``path`` cannot take the JSON (checked before anything is activated), or None."""
+    if path.is_dir():
+        return "is a directory; give a file path, e.g. fixes.json in it"
+    if not path.parent.is_dir():
+        return f"the folder {path.parent} does not exist; create it first"
+    return None
 
 
 TORCH_NPU_WHEEL = "torch_npu-wheel"

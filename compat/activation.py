@@ -101,14 +101,31 @@ def _decide(record: Patch, line: str, disabled: frozenset[str], journal: Journal
     return Decision(record, "applied", "")
 
 
-def activate(backend: str | None = None, *, disable: Iterable[str] = ()) -> dict[str, Any]:
+def activate(backend: str | None = None, *, disable: str | Iterable[str] | None = ()) -> dict[str, Any]:
     """Apply the device layer, the backend's layers and the line's fixes for the installed torch; return status().
 
     Idempotent; calling it with another backend switches layers. ``disable`` skips records by id, like
-    NPU_INDUCTOR_COMPAT_DISABLE. On any failure torch is left as it was before the call and the error names the
-    record that failed.
+    NPU_INDUCTOR_COMPAT_DISABLE: ids, or one string read as that variable is (comma-separated ids); None disables
+    nothing. An unknown id is a ValueError listing the valid ids. On any failure torch is left as it was before the
+    call and the error names the record that failed.
     """
-    return _activate(backend, disable, None)
+    return _activate(backend, _disable_ids(disable), None)
+
+
+def _disable_ids(disable: object) -> tuple[str, ...]:
+    """``disable=`` as a tuple of ids; a TypeError naming what it takes for anything else."""
+    if disable is None:
+        return ()
+    if isinstance(disable, str):  # iterated, it would be its characters
+        return tuple(part.strip() for part in disable.split(",") if part.strip())
+    takes = "disable= takes fix ids (an iterable of strings), one string of comma-separated ids, or None"
+    if not isinstance(disable, Iterable):
+        raise TypeError(f"{takes}, not {type(disable).__name__}")
+    ids = tuple(disable)
+    wrong = [item for item in ids if not isinstance(item, str)]
+    if wrong:
+        raise TypeError(f"{takes}; got {wrong[0]!r} ({type(wrong[0]).__name__}) among them")
+    return ids
 
 
 def _activate(backend: str | None, disable: Iterable[str], source: str | None) -> dict[str, Any]:

@@ -137,6 +137,7 @@ def _strict() -> bool:
 
 def choose_line(version: str | None = None) -> LineChoice:
     """Pick the version module for ``version`` (default: the installed torch). Pure: imports nothing."""
+    strict = _strict()  # read on every torch: a bad value is an error before it could matter
     found = torch_version(version)
     release = found.release
     build_note = f" (build {found.text!r} treated as release {found.release_text})" if found.mapped else ""
@@ -161,7 +162,7 @@ def choose_line(version: str | None = None) -> LineChoice:
             f"torch {found.text} is newer than the newest tested release line {newest}.x; "
             f"using {line.module}, the newest version module"
         )
-        if _strict():
+        if strict:
             raise UnsupportedTorchVersion(
                 f"{message}; refused because {STRICT_ENV}=1. Supported: {supported_lines_text()}"
             )

@@ -139,6 +139,22 @@ def test_disable_env_skips_named_records_and_rejects_unknown_ids(
     assert applied_ids() == set()
 
 
+def test_disable_takes_one_id_as_a_string_none_as_nothing_and_refuses_other_types(fake_provider: Any) -> None:
+    report = npu_inductor_compat.activate(disable="triton-gpu-types-npu")  # one id, not its characters
+    assert {fix["id"]: fix["status"] for fix in report["fixes"]}["triton-gpu-types-npu"] == "skipped"
+    assert "triton-gpu-types-npu" not in applied_ids()
+    npu_inductor_compat.deactivate()
+    report = npu_inductor_compat.activate(disable=None)
+    assert "triton-gpu-types-npu" in applied_ids()
+    npu_inductor_compat.deactivate()
+    with pytest.raises(ValueError, match=r"disable= names unknown fix id\(s\) 'no-such-fix'; valid ids:.*triton-gpu"):
+        npu_inductor_compat.activate(disable="triton-gpu-types-npu, no-such-fix")
+    for wrong, said in ((5, "not int"), (["triton-gpu-types-npu", 5], r"got 5 \(int\) among them")):
+        with pytest.raises(TypeError, match=rf"disable= takes fix ids .*or None.*{said}"):
+            npu_inductor_compat.activate(disable=wrong)  # type: ignore[arg-type]
+    assert applied_ids() == set()
+
+
 def test_deactivate_restores_exactly_and_reactivates(fake_provider: Any, torch_state: Any, adapters: Any) -> None:
     before = torch_state.snapshot()
     for _ in range(2):

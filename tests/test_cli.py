@@ -98,3 +98,37 @@ def test_the_console_script_is_installed_and_is_the_same_command() -> None:
     done = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith(f"npu-inductor-compat {npu_inductor_compat.__version__} (torch line v")
+
+
+@pytest.mark.parametrize("text", ["lock_init_val=1,lock_init_value=7", "lock_init_value=7, lock_init_val=1"])
+@pytest.mark.once
+def test_kernel_metadata_refuses_both_names_of_the_lock_initial_value(text: str) -> None:
+    from npu_inductor_compat.tools.simulated.cli import parse_kernel_metadata
+
+    with pytest.raises(ValueError, match="lock_init_val.+lock_init_value.+name the same field.+give one"):
+        parse_kernel_metadata(text)
+    assert parse_kernel_metadata("lock_init_value=7") == {"lock_init_value": 7}
+
+
+@pytest.mark.parametrize("where", ["a directory", "in a missing folder"])
+@pytest.mark.once
+def test_fixes_out_that_cannot_take_the_json_is_a_message_and_exit_2(
+    where: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, said = (
+        (tmp_path, "is a directory")
+        if where == "a directory"
+        else (tmp_path / "no" / "f.json", f"the folder {tmp_path / 'no'} does not exist")
+    )
+    assert main(["fixes", "--json", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(f"npu_inductor_compat fixes: --out {out}: {said}")
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.once
+def test_fixes_out_without_json_is_a_usage_error(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["fixes", "--out", str(tmp_path / "f.json")])
+    assert caught.value.code == 2 and "--out writes the JSON: give --json with it" in capsys.readouterr().err
+    assert not (tmp_path / "f.json").exists()

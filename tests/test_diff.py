@@ -539,8 +539,8 @@ def test_a_kernel_source_that_does_not_parse_is_compared_as_text(tmp_path: Path)
         ("foreign", "{path}/codegen_manifest.json: written by 'something else', expected tool"),
         ("version", "{path}/codegen_manifest.json: version 2 is not one this diff reads (1)"),
         ("bad-json", "{path}/summary.json: unreadable summary:"),
-        ("no-graphs", "{path}/summary.json: expected a 'graphs' list"),
-        ("bad-graph", "{path}/summary.json: graphs[0] needs an integer 'index' and a 'kind'"),
+        ("no-graphs", "{path}/summary.json: not a codegen output: expected a 'graphs' list"),
+        ("bad-graph", "{path}/summary.json: not a codegen output: graphs[0] needs an integer 'index' and a 'kind'"),
         ("unlisted", "{path}: summary.json names 'graph_0/wrapper.py', which codegen_manifest.json does not list"),
     ],
 )

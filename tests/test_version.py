@@ -91,6 +91,18 @@ def test_strict_mode_refuses_untested(text: str, monkeypatch: pytest.MonkeyPatch
         npu_inductor_compat.torch_line(text)
 
 
+@pytest.mark.parametrize(("text", "line"), [("2.12.1", "v2_12"), ("2.7.1", "v2_7_1")])
+@pytest.mark.once
+def test_a_bad_strict_value_is_refused_on_a_tested_torch_too(
+    text: str, line: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(dispatch.STRICT_ENV, "maybe")
+    with pytest.raises(ValueError, match=r"NPU_INDUCTOR_COMPAT_STRICT='maybe': expected 1/0 \(or true/false"):
+        npu_inductor_compat.torch_line(text)
+    monkeypatch.setenv(dispatch.STRICT_ENV, "1")
+    assert npu_inductor_compat.torch_line(text) == line
+
+
 def test_strict_mode_value_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(dispatch.STRICT_ENV, "maybe")
     with pytest.raises(ValueError, match="NPU_INDUCTOR_COMPAT_STRICT='maybe'"):

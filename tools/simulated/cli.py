@@ -134,6 +134,8 @@ METADATA_KEYS = (
     "has_auto_blockify_blacklist_op",
 )
 TEXT_KEYS = ("mix_mode", "parallel_mode")
+# two names of one field: the compiler's, and the one triton-ascend 3.2.0's driver reads
+SAME_FIELD = (("lock_init_val", "lock_init_value"),)
 
 
 def parse_kernel_metadata(text: str) -> dict[str, Any]:
@@ -160,6 +162,13 @@ def parse_kernel_metadata(text: str) -> dict[str, Any]:
             except ValueError:
                 raise ValueError(f"--kernel-metadata: {key}={raw!r} is not an integer or true/false") from None
         fields[key] = value
+    for names in SAME_FIELD:
+        given = [name for name in names if name in fields]
+        if len(given) > 1:
+            raise ValueError(
+                f"--kernel-metadata: {' and '.join(given)} name the same field (the compiler's name and "
+                f"triton-ascend 3.2.0's); give one of them"
+            )
     read_launch_metadata("--kernel-metadata", fields)  # the same validation compiler metadata gets
     return fields
 

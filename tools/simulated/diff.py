@@ -61,10 +61,14 @@ from pathlib import Path
 from typing import Any
 
 from npu_inductor_compat.tools.simulated.capture import kernel_definition
-from npu_inductor_compat.tools.simulated.cli import MANIFEST, MANIFEST_TOOL, SUMMARY
+from npu_inductor_compat.tools.simulated.diff_input import (  # noqa: F401 (MANIFEST_VERSIONS, load: this module's API)
+    MANIFEST_VERSIONS,
+    CodegenOutput,
+    NotACodegenOutput,
+    load,
+)
 
 SAME, DIFFERENT, TROUBLE = 0, 1, 2
-MANIFEST_VERSIONS = (1,)  # the codegen_manifest.json versions this diff reads
 REPORT_VERSION = 1  # of the --json output
 
 BODY_CAP = 40  # unified-diff lines shown per kernel body (--full: all)
@@ -81,10 +85,6 @@ OPTION_KEYS = ("argv", "backend", "soc", "cpp_wrapper", "dynamic_flag", "without
 GRAPH_FIELDS = ("status", "device", "dynamic", "wrapper")
 
 
-class NotACodegenOutput(Exception):
-    """A directory that cannot be compared: missing, not written by codegen, damaged, or of an unknown version."""
-
-
 class _Absent:
     """A key present on one side only."""
 
@@ -96,122 +96,97 @@ ABSENT = _Absent()
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Reading a codegen output
-
-
-@dataclass
-class CodegenOutput:
-    root: Path
-    summary: dict[str, Any]
-    files: frozenset[str]  # what the manifest says codegen wrote
-
-    def read(self, relative: str | None) -> str | None:
-        """A file codegen wrote (None: no such file for this entry). A listed file that is gone is trouble."""
-        if relative is None:
-            return None
-        if relative not in self.files:
-            raise NotACodegenOutput(
-                f"{self.root}: summary.json names {relative!r}, which {MANIFEST} does not list (a damaged output?)"
-            )
-        path = self.root / relative
-        try:
-            return path.read_text()
-        except (OSError, UnicodeDecodeError) as err:
-            raise NotACodegenOutput(f"{path}: listed in {MANIFEST} but unreadable: {err}") from None
-
-    @property
-    def graphs(self) -> list[dict[str, Any]]:
-        graphs: list[dict[str, Any]] = self.summary["graphs"]
-        return graphs
-
-
-def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise NotACodegenOutput(f"{path}: unreadable {what}: {err}") from None
-
-
-def load(path: Path) -> CodegenOutput:
-    """Read and check one codegen output directory. Raises NotACodegenOutput naming the path and what is expected."""
-    expected = "the --out directory of `python -m npu_inductor_compat codegen`"
-    if not path.exists():
-        raise NotACodegenOutput(f"{path}: no such directory (expected {expected})")
-    if not path.is_dir():
-        raise NotACodegenOutput(f"{path}: not a directory (expected {expected})")
-    manifest_path, summary_path = path / MANIFEST, path / SUMMARY
-    missing = [name for name in (SUMMARY, MANIFEST) if not (path / name).is_file()]
-    if missing:
-        hint = " (written by an older codegen? run it again)" if missing == [MANIFEST] else ""
-        raise NotACodegenOutput(
-            f"{path}: not a codegen output: no {' and no '.join(missing)}{hint}; expected {expected}"
-        )
-    manifest = _read_json(manifest_path, "manifest")
-    if not isinstance(manifest, dict) or manifest.get("tool") != MANIFEST_TOOL:
-        tool = manifest.get("tool") if isinstance(manifest, dict) else None
-        raise NotACodegenOutput(f"{manifest_path}: written by {tool!r}, expected tool {MANIFEST_TOOL!r}")
-    version = manifest.get("version")
-    if version not in MANIFEST_VERSIONS:
-        readable = ", ".join(map(str, MANIFEST_VERSIONS))
-        raise NotACodegenOutput(
-            f"{manifest_path}: version {version!r} is not one this diff reads ({readable}): compare it with the "
-            "npu-inductor-compat release that wrote it"
-        )
-    files = manifest.get("files")
-    if not isinstance(files, list) or not all(isinstance(item, str) for item in files):
-        raise NotACodegenOutput(f"{manifest_path}: 'files' must be a list of relative paths")
-    summary = _read_json(summary_path, "summary")
-    problem = _summary_problem(summary)
-    if problem is not None:
-        raise NotACodegenOutput(f"{summary_path}: {problem}")
-    return CodegenOutput(path, summary, frozenset(files))
-
-
-def _summary_problem(summary: Any) -> str | None:
-    if not isinstance(summary, dict):
-        return "expected a JSON object"
-    graphs = summary.get("graphs")
-    if not isinstance(graphs, list):
-        return "expected a 'graphs' list"
-    for position, graph in enumerate(graphs):
-        where = f"graphs[{position}]"
-        if not isinstance(graph, dict):
-            return f"{where} is not an object"
-        if not isinstance(graph.get("index"), int) or not isinstance(graph.get("kind"), str):
-            return f"{where} needs an integer 'index' and a 'kind'"
-        kernels = graph.get("kernels", [])
-        if not isinstance(kernels, list) or not all(isinstance(name, str) for name in kernels):
-            return f"{where}: 'kernels' must be a list of names"
-        if not isinstance(graph.get("files", {}), dict):
-            return f"{where}: 'files' must be an object"
-    return None
-
-
-# ---------------------------------------------------------------------------------------------------------------
 # Noise
+#
+# Every rewrite below takes time linear in the text, whatever it holds: a regex that can start anywhere in a long
+# token and scan to its end before failing takes minutes on one 400 KB line. The patterns only ever find maximal
+# runs (tokens, path segments, mask chains); what to replace inside a run is decided in Python.
 
-
-_NOISE: tuple[tuple[re.Pattern[str], str], ...] = (
+_LINE_NOISE = (  # anchored at a line start: linear as they are
     (re.compile(r"^([ \t]*# kernel path:).*$", re.M), r"\1 <inductor cache>"),
     (re.compile(r"^([ \t]*# AOT ID:).*$", re.M), r"\1 <id>"),
-    # a path into Inductor's cache (a fresh temporary directory per run), keeping the file's extension
-    (re.compile(r"[^\s'\"]*/torchinductor_[^\s'\"]*?(\.\w+)?(?=['\"\s]|$)", re.M), r"<inductor cache>\1"),
-    # a file named by its content hash under TORCHINDUCTOR_CACHE_DIR, wherever that is
-    (re.compile(r"(?:/[^\s'\"/]+)+/c[a-z0-9]{50,}(\.\w+)?"), r"<inductor cache>\1"),
-    (re.compile(r"[^\s'\"]*/site-packages/"), "<site-packages>/"),
 )
-# masks joined by `&` inside a call, subscript or assignment: operands that are plain names, nothing binding tighter
-_MASKS = re.compile(r"(?<=[(\[,=&])(?P<space>\s*)(?P<chain>\w*mask(?:\s*&\s*\w*mask)+)(?=\s*(?:[)\],]|$))", re.M)
+_TOKEN = re.compile(r"[^\s'\"]+")  # a run without whitespace or quotes: a path is always inside one
+_PATH_RUN = re.compile(r"(?:/[^\s'\"/]+)+")  # /segment/segment...
+_HASHED = re.compile(r"/c[a-z0-9]{50}")  # a path segment named by a content hash (at least 50 characters)
+_HASH_REST = re.compile(r"[a-z0-9]*(\.\w+)?")
+_WORDS = re.compile(r"\w+")
+_MASK_CHAIN = re.compile(r"(?<!\w)\w*mask(?!\w)(?:\s*&\s*\w*mask(?!\w))+")
+_MASK_GAP = re.compile(r"\s*&\s*")
+_CHAIN_END = re.compile(r"\s*(?:[)\],]|$)", re.M)  # what may follow a chain: a closing bracket, a comma, a line end
+_MASK_OPENERS = "([,=&"  # what may come before a chain: an opening bracket, a comma, `=`, `&`
+CACHE, SITE = "/torchinductor_", "/site-packages/"
+
+
+def _cache_path(found: re.Match[str]) -> str:
+    """A token holding a path into Inductor's cache, keeping the last extension after the cache directory."""
+    token = found[0]
+    start = token.rfind(CACHE)
+    if start < 0:
+        return token
+    rest = token[start + len(CACHE) :]
+    dot = rest.rfind(".")
+    extension = rest[dot:] if dot >= 0 and _WORDS.fullmatch(rest, dot + 1) else ""
+    return "<inductor cache>" + extension
+
+
+def _hashed_path(found: re.Match[str]) -> str:
+    """A run of path segments up to its last content-hash-named segment after the first (and its extension)."""
+    run = found[0]
+    last = None
+    for hashed in _HASHED.finditer(run, 1):
+        last = hashed
+    if last is None:
+        return run
+    rest = _HASH_REST.match(run, last.end())
+    assert rest is not None  # it matches the empty string
+    return f"<inductor cache>{rest[1] or ''}{run[rest.end() :]}"
+
+
+def _site_packages(found: re.Match[str]) -> str:
+    token = found[0]
+    start = token.rfind(SITE)
+    return token if start < 0 else "<site-packages>/" + token[start + len(SITE) :]
+
+
+def _sorted_masks(text: str) -> str:
+    """Sort each chain of ``&``-joined masks that stands alone in a call, subscript or assignment: a chain of two
+    or more mask names, after an opening bracket, a comma, ``=`` or ``&`` and before a closing bracket, a comma
+    or a line end (where the chain is cut by a line end, up to there)."""
+    out, done = [], 0
+    for chain in _MASK_CHAIN.finditer(text):
+        words = list(_WORDS.finditer(chain[0]))  # each mask name, with its place in the chain
+        gaps = list(_MASK_GAP.finditer(chain[0]))
+        if _CHAIN_END.match(text, chain.end()):
+            last = len(words) - 1
+        else:  # the last mask before `&` on the next line still ends a chain
+            cut = [i for i, gap in enumerate(gaps) if "\n" in gap[0].split("&")[0]]
+            if not cut:
+                continue
+            last = cut[-1]
+        before = chain.start()
+        while before > 0 and text[before - 1].isspace():
+            before -= 1
+        first = 0 if before > 0 and text[before - 1] in _MASK_OPENERS else 1
+        if last - first < 1:
+            continue
+        start, end = chain.start() + words[first].start(), chain.start() + words[last].end()
+        names = sorted(text[start:end].replace(" ", "").split("&"))  # a tab or a line end stays with its name
+        out += [text[done:start], " & ".join(names)]
+        done = end
+    out.append(text[done:])
+    return "".join(out)
 
 
 def normalise(text: str) -> str:
     """Remove what differs between two runs of the same script on the same torch (see the module docstring).
     Line-preserving: every substitution stays within its line."""
-    for pattern, replacement in _NOISE:
+    for pattern, replacement in _LINE_NOISE:
         text = pattern.sub(replacement, text)
-    return _MASKS.sub(
-        lambda found: found["space"] + " & ".join(sorted(found["chain"].replace(" ", "").split("&"))), text
-    )
+    text = _TOKEN.sub(_cache_path, text)
+    text = _PATH_RUN.sub(_hashed_path, text)
+    text = _TOKEN.sub(_site_packages, text)
+    return _sorted_masks(text)
 
 
 def _renamer(renames: dict[str, str]) -> Callable[[str], str]:
@@ -312,13 +287,23 @@ def _launch_decorator(function: ast.FunctionDef) -> ast.Call | None:
     return None
 
 
+# What reading Python text with ast can raise besides SyntaxError: ValueError for a NUL (Python 3.11),
+# RecursionError or MemoryError for deep nesting (in ast.parse, ast.unparse or _value).
+UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
 def read_kernel(text: str) -> KernelSource:
     """Split a Triton kernel module into its launch metadata and its body; other text is all body."""
     text = normalise(text)
     try:
-        tree = ast.parse(text)
-    except SyntaxError as err:
-        return KernelSource(text, body=text, note=f"not parsed ({err.msg}, line {err.lineno}): compared as text")
+        return _split_kernel(text)
+    except UNPARSABLE as err:
+        why = f"{err.msg}, line {err.lineno}" if isinstance(err, SyntaxError) else type(err).__name__
+        return KernelSource(text, body=text, note=f"not parsed ({why}): compared as text")
+
+
+def _split_kernel(text: str) -> KernelSource:
+    tree = ast.parse(text)
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
     for function in functions:
         call = _launch_decorator(function)
@@ -670,7 +655,7 @@ class _GraphSide:
             source = self.output.read(entry.get("source"))
             if source is None:
                 fragment = self.output.read(entry.get("fragment"))
-                source = kernel_definition(fragment).source if fragment is not None else None
+                source = _fragment_source(fragment) if fragment is not None else None
                 source = source if source is not None else fragment
             if source is None:
                 kernel = KernelSource("", body="", note="no source or fragment file in this output")
@@ -730,13 +715,24 @@ def compare_kernel(
     return result
 
 
+def _fragment_source(fragment: str) -> str | None:
+    try:
+        return kernel_definition(fragment).source
+    except UNPARSABLE:
+        return None
+
+
 def collapse_wrapper(text: str, cpp: str | None = None) -> str:
     """A Python wrapper with each kernel definition (and Inductor's comment block above it) on one line, and the
     C++ literal of a C++ wrapper's module replaced by a pointer to wrapper.cpp. Unparsable text is returned as is."""
     try:
-        tree = ast.parse(text)
-    except SyntaxError:
+        return _collapse(text, cpp)
+    except UNPARSABLE:
         return text
+
+
+def _collapse(text: str, cpp: str | None) -> str:
+    tree = ast.parse(text)
     lines = text.splitlines()
     spans: list[tuple[int, int, str]] = []  # (first line, end line, replacement), 0-based, end exclusive
     for node in tree.body:
