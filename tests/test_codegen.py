@@ -124,7 +124,7 @@ def test_kernel_metadata_reaches_the_npu_launch_and_the_cpp_compiles_against_the
     wheel paired with this line (downloaded once into the cache; never imported)."""
     metadata = (
         "workspace_size=32,sync_block_lock_layout=0x100000001,mix_mode=mix,auto_tile_and_bind_subblock=true,"
-        "parallel_mode=simt,shared_mem_dynamic_size=4096"
+        "parallel_mode=simt,compile_on_910_95=true,shared_mem_dynamic_size=4096"
     )
     done, summary = codegen(
         tmp_path,

@@ -107,6 +107,7 @@ def test_simulated_kernels_carry_what_triton_ascends_compiler_records() -> None:
         "name": "triton_poi_0 aiv",  # its driver's load_binary splits it: fnname, mix_mode = name.split()
         "parallel_mode": "simd",
         "force_simt_only": False,
+        "compile_on_910_95": False,  # NPUOptions: the module's is_compile_on_910_95, never set in 3.2.0
         "shared": 1,
         "num_warps": 4,
         "required_ub_bits": 0,

@@ -48,7 +48,7 @@ TRITON_ASCEND_FIELDS = {
     "modelled: --kernel-metadata parallel_mode=... gives it)",
     "force_simt_only": "NPUOptions.force_simt_only False (compile_mode 'simt_only' sets it)",
     "compile_on_910_95": "NPUOptions.compile_on_910_95: the module's is_compile_on_910_95, False (a kernel option "
-    "can set it; --kernel-metadata compile_on_910_95=1 here)",
+    "can set it; --kernel-metadata compile_on_910_95=true here)",
     "shared": "_parse_linalg_metadata: 1, hard-coded ('NPU backend does not limit on shared memory')",
     "num_warps": "NPUOptions.num_warps: the config's",
     "required_ub_bits": "_parse_linalg_metadata: 0",
