@@ -393,8 +393,8 @@ def test_kernel_matching_rules_in_order() -> None:
 def test_a_graph_only_in_one_output_and_a_backward_matched_through_its_forward(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """B compiled an extra forward graph before the backward: indices shift, the backward still pairs with the
-    backward of the first forward."""
+    """B compiled an extra forward graph before the backward: indices shift and the split changed, so graphs pair by
+    their kernels; the backward still pairs with the backward of the first forward."""
     a = write_output(tmp_path / "a", forward_and_backward({COS: kernel(COS)}, {SIN_GRAD: kernel(SIN_GRAD)}))
     b = write_output(
         tmp_path / "b",
@@ -406,8 +406,8 @@ def test_a_graph_only_in_one_output_and_a_backward_matched_through_its_forward(
     )
     graphs = report(a, b)["graphs"]
     assert [(g["label"], g["a"], g["b"], g["only_in"], g["different"]) for g in graphs] == [
-        ("forward #0", 0, 0, None, False),
-        ("backward of forward #0", 1, 2, None, False),
+        ("forward #0 (paired by its kernels)", 0, 0, None, False),
+        ("backward of forward #0 (paired by its kernels)", 1, 2, None, False),
         ("forward #1", None, 1, "B", True),
     ]
     code, out, _ = run(a, b, capsys=capsys)
@@ -669,3 +669,61 @@ def test_real_codegen_static_versus_dynamic_reports_the_new_size_argument(tmp_pa
     again = codegen(tmp_path)
     same = diff.compare(diff.load(static), diff.load(again))
     assert not same.different, diff.render(same, verbose=True)
+
+
+@pytest.mark.once
+def test_a_changed_graph_split_is_said_first_and_graphs_pair_by_their_kernels_not_by_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As Llama on torch 2.7.1 (graph breaks: three frames) against 2.12.1 (one frame): the last frame's graphs of A
+    hold the kernels B's only graphs hold. Pairing by position would compare A's first graph with B's; pairing by
+    kernels compares the graphs that do the same work, and the report says first that the split changed."""
+    relu, mul = "triton_poi_fused_relu_0", "triton_poi_fused_mul_0"
+    a = write_output(
+        tmp_path / "a",
+        [
+            Graph("forward", {COS: kernel(COS)}, compile_id="0/0"),
+            Graph("forward", {relu: kernel(relu)}, compile_id="1/0"),
+            Graph("forward", {mul: kernel(mul)}, compile_id="2/0"),
+        ],
+    )
+    b = write_output(tmp_path / "b", [Graph("forward", {"triton_poi_fused_mul_1": kernel(mul)}, compile_id="0/0")])
+    found = report(a, b)
+    assert found["split"].startswith(
+        "the graph split changed: A has 3 graph(s) from 3 compiled frame(s) (3 forward), B has 1 graph(s) from 1 "
+        "compiled frame(s) (1 forward)"
+    )
+    paired = [(g["label"], g["a"], g["b"], g["only_in"]) for g in found["graphs"]]
+    assert paired == [
+        ("forward #0", 0, None, "A"),
+        ("forward #1", 1, None, "A"),
+        ("forward #2 (paired by its kernels)", 2, 0, None),
+    ]
+    code, out, _ = run(a, b, capsys=capsys)
+    lines = out.splitlines()
+    assert code == 1 and lines[2].startswith("the graph split changed:"), out  # right after the A/B lines
+
+
+@pytest.mark.once
+def test_with_an_extra_frame_first_compile_ids_shift_and_graphs_pair_by_their_kernels(tmp_path: Path) -> None:
+    """B compiled an extra frame first, so Dynamo numbered A's frame 0/0 as 1/0 there: pairing by compile id would
+    compare the wrong graphs; the kernels say which graph is which, and the split changed."""
+    relu = "triton_poi_fused_relu_0"
+    a = write_output(tmp_path / "a", [Graph("forward", {COS: kernel(COS)}, compile_id="0/0")])
+    b = write_output(
+        tmp_path / "b",
+        [
+            Graph("forward", {relu: kernel(relu)}, compile_id="0/0"),
+            Graph("forward", {COS: kernel(COS, body=BODY + "    # changed\n")}, compile_id="1/0"),
+        ],
+    )
+    found = report(a, b)
+    assert [(g["a"], g["b"], g["only_in"]) for g in found["graphs"]] == [(0, 1, None), (None, 0, "B")]
+    assert found["split"] is not None
+
+
+@pytest.mark.once
+def test_the_same_split_says_nothing_about_it(tmp_path: Path) -> None:
+    graphs = forward_and_backward({COS: kernel(COS)}, {SIN_GRAD: kernel(SIN_GRAD)})
+    a, b = write_output(tmp_path / "a", graphs), write_output(tmp_path / "b", graphs)
+    assert report(a, b)["split"] is None

@@ -4,9 +4,10 @@ between two ``codegen`` outputs, typically one script on two torch lines (what a
 Reads only the files ``codegen`` wrote (``codegen_manifest.json``, ``summary.json``, the wrappers and kernels); it
 imports no torch, so any environment with this package can compare outputs made in others.
 
-**Graphs** are matched by their order among the graphs of the same kind (forward, backward, inference), a backward
-graph also by the forward graph it belongs to: graph indices shift whenever one run compiles an extra graph, the
-order within a kind does not. Unmatched graphs are reported as only in A or only in B.
+**Graphs** are paired by Dynamo's compile id and kind, then by the kernels they hold (``diff_graphs.py``); only when
+both runs split the script the same way (frames compiled, graphs per kind) are the rest paired by their order among
+graphs of their kind. When the split changed (graph breaks moved), the report says so first. Unmatched graphs are
+reported as only in A or only in B; a graph is labelled by its kind and place in its run.
 
 **Kernels** of a matched graph are paired in this order, first rule wins:
 
@@ -60,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npu_inductor_compat.tools.simulated import diff_graphs
 from npu_inductor_compat.tools.simulated.capture import kernel_definition
 from npu_inductor_compat.tools.simulated.diff_input import (  # noqa: F401 (MANIFEST_VERSIONS, load: this module's API)
     MANIFEST_VERSIONS,
@@ -564,15 +566,25 @@ def _label(key: tuple[Any, ...]) -> str:
     return f"{key[0]} #{key[-1]}"
 
 
-def match_graphs(
+def _by_position(
     a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]
 ) -> list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]]:
-    """(label, graph in A, graph in B) in A's order, then B's graphs that have no match."""
+    """(label, graph in A, graph in B): the same kind and place among that kind (graph_keys)."""
     keys_a, keys_b = graph_keys(a), graph_keys(b)
     pairs: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]]
     pairs = [(_label(key), graph, keys_b.get(key)) for key, graph in keys_a.items()]
     pairs += [(_label(key), None, graph) for key, graph in keys_b.items() if key not in keys_a]
     return pairs
+
+
+def match_graphs(
+    a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]
+) -> list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]]:
+    """(label, graph in A, graph in B) in A's order, then B's graphs that have no match (diff_graphs: by compile id,
+    then by kernels, then by position where the split is unchanged); each graph labelled by its place in its run."""
+    labels = {("A", graph["index"]): _label(key) for key, graph in graph_keys(a).items()}
+    labels |= {("B", graph["index"]): _label(key) for key, graph in graph_keys(b).items()}
+    return diff_graphs.match_graphs(a, b, _by_position, lambda side, graph: labels[(side, graph["index"])])
 
 
 _NAME = re.compile(r"^(?P<stem>.*?)(?:_(?P<number>\d+))?$")
@@ -849,10 +861,11 @@ class Report:
     fixes: list[Change]
     script_error: Change | None
     graphs: list[GraphDiff]
+    split: str | None = None  # how the graph split changed, when it did
 
     @property
     def different(self) -> bool:
-        return self.script_error is not None or any(graph.different for graph in self.graphs)
+        return self.script_error is not None or self.split is not None or any(graph.different for graph in self.graphs)
 
     def counts(self) -> dict[str, int]:
         kernels = [kernel for graph in self.graphs for kernel in graph.kernels]
@@ -875,6 +888,7 @@ class Report:
             "a": _side(self.a),
             "b": _side(self.b),
             "warnings": self.warnings,
+            "split": self.split,
             "fixes": [change.to_json() for change in self.fixes],
             "script_error": None if self.script_error is None else self.script_error.to_json(),
             "counts": self.counts(),
@@ -938,7 +952,8 @@ def compare(a: CodegenOutput, b: CodegenOutput, settings: Settings | None = None
         compare_graph(label, a, graph_a, b, graph_b, settings)
         for label, graph_a, graph_b in match_graphs(a.graphs, b.graphs)
     ]
-    return Report(a, b, _warnings(a.summary, b.summary), fixes, script_error, graphs)
+    split = diff_graphs.split_change(a.graphs, b.graphs)
+    return Report(a, b, _warnings(a.summary, b.summary), fixes, script_error, graphs, split)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -968,6 +983,8 @@ def render(report: Report, verbose: bool = False, full: bool = False) -> str:
         where = ", ".join(f"{key} {info[key]}" for key in ("line", "backend", "soc") if info.get(key))
         out.append(f"{side}: {output.root}: torch {info['torch']} ({where}); {info['script']}")
     out += [f"warning: {warning}" for warning in report.warnings]
+    if report.split is not None:
+        out.append(report.split)
     if report.fixes:
         out.append("fixes whose status differs (A -> B):")
         out += _indent((change.show(value_cap) for change in report.fixes), "  ")
