@@ -153,7 +153,7 @@ def torch_npu_survey(session: nox.Session) -> None:
 @nox.parametrize("torch", list(CORE_LINES))
 def kernels(session: nox.Session, torch: str) -> None:
     """The kernel corpus (examples/corpus) through `codegen --check-kernels` on one torch line, into
-    kernels-<torch>.json; `nox -s kernels_table` renders every line's file into the README."""
+    kernels-<torch>.json; `nox -s kernels_table` renders every line's file into docs/codegen.md."""
     session.install(f"torch=={torch}", "setuptools", "-e", ".")  # the simulated NPU builds with cpp_extension
     session.run("python", "-c", CHECK_TORCH, torch)
     corpus = ("python", "-m", "npu_inductor_compat.tools.simulated.corpus")
@@ -200,11 +200,12 @@ def torch_npu_wheel(session: nox.Session, torch: str) -> None:
 
 @nox.session(venv_backend="none")
 def kernels_table(session: nox.Session) -> None:
-    """Render kernels-*.json (from `nox -s kernels`) into README.md's corpus table (the renderer needs no torch, so
-    it runs as a plain script)."""
+    """Render kernels-*.json (from `nox -s kernels`) into docs/codegen.md's corpus table (the renderer needs no
+    torch, so it runs as a plain script)."""
     import glob
 
     files = sorted(glob.glob("kernels-*.json"))
     if not files:
         session.error("no kernels-*.json: run `nox -s kernels` first")
-    session.run(sys.executable, "tools/simulated/corpus.py", "render", *files, "--readme", "README.md", external=True)
+    render = [sys.executable, "tools/simulated/corpus.py", "render", *files]
+    session.run(*render, "--readme", "docs/codegen.md", external=True)

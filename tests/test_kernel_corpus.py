@@ -1,4 +1,4 @@
-"""The README's kernel-corpus table is true for the torch line under test.
+"""The kernel-corpus table in docs/codegen.md is true for the torch line under test.
 
 Reruns the corpus (examples/corpus: real model scripts) through `codegen --check-kernels` on this line: the simulated
 NPU generates the kernels, triton-ascend's real compiler front end lowers every autotune config to linalg (no NPU or
@@ -28,7 +28,7 @@ def test_the_corpus_table_is_true_for_this_torch_line() -> None:
 
     corpus = _corpus_module()
     version = torch.__version__.split("+")[0]
-    table = corpus.table_in_readme(ROOT / "README.md")
+    table = corpus.table_in_readme(ROOT / "docs" / "codegen.md")
     if version not in table:
         pytest.skip(f"torch {version} has no column in the corpus table (nox -s kernels runs the core lines)")
     results = corpus.run(ROOT / "examples" / "corpus")

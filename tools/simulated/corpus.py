@@ -2,11 +2,11 @@
 
 ``run`` codegens each script on the simulated NPU and lowers every kernel config through triton-ascend's front end,
 and writes what happened as JSON (per script: graphs, kernels, configs, rejections with the compiler's first line,
-the script's own error). ``render`` turns the JSON of several torch lines into the README's corpus table (``nox -s
+the script's own error). ``render`` turns the JSON of several torch lines into docs/codegen.md's corpus table (``nox -s
 kernels`` does both); ``row`` is what a test compares with the table for the line it runs on.
 
     python -m npu_inductor_compat.tools.simulated.corpus run CORPUS_DIR --out kernels-2.12.1.json
-    python -m npu_inductor_compat.tools.simulated.corpus render kernels-*.json --readme README.md
+    python -m npu_inductor_compat.tools.simulated.corpus render kernels-*.json --readme docs/codegen.md
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def replace_in_readme(readme: Path, table: str) -> None:
 
 
 def table_in_readme(readme: Path) -> dict[str, dict[str, str]]:
-    """torch version -> script -> cell, as the README's corpus table says."""
+    """torch version -> script -> cell, as the corpus table in ``readme`` (docs/codegen.md) says."""
     text = readme.read_text()
     block = text.split(START, 1)[1].split(END, 1)[0]
     rows = [line for line in block.splitlines() if line.startswith("| ")]
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     run_parser = sub.add_parser("run", help="codegen --check-kernels every script of CORPUS_DIR on this torch")
     run_parser.add_argument("corpus", type=Path)
     run_parser.add_argument("--out", type=Path, required=True)
-    render_parser = sub.add_parser("render", help="the README table from several lines' JSON")
+    render_parser = sub.add_parser("render", help="the corpus table (docs/codegen.md) from several lines' JSON")
     render_parser.add_argument("results", nargs="+", type=Path)
     render_parser.add_argument("--readme", type=Path, required=True)
     args = parser.parse_args(argv)
