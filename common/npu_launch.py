@@ -60,7 +60,7 @@ class ArgField:
     def alignment(self) -> int:
         """triton-ascend's rule (driver.py, make_launcher): pointers and 64-bit scalars on 8 bytes, every other
         scalar (i8 and i16 included) on 4. torch_npu's wrapper aligns i8/i16 on their own size; the kernel's own
-        launcher decides (README, "How our launch differs")."""
+        launcher decides (docs/npu-launch.md, "How our launch differs")."""
         wide = self.ctype.endswith("*") or self.ctype in ("int64_t", "uint64_t", "double")
         return 8 if wide else 4
 

@@ -349,7 +349,7 @@ def test_hook_and_detector_tables_are_well_formed() -> None:
 # ------------------------------------------------------------------------------------------ released wheels
 NOT_CARRIED, CARRIED = "not carried", "carried"
 RUNTIME_HEURISTICS = "torch_npu._inductor.runtime.triton_heuristics"
-# What the released wheels show (read from their sources, see README "torch_npu survey"). Fix statuses in
+# What the released wheels show (read from their sources, see docs/torch-npu-survey.md). Fix statuses in
 # FIX_DETECTORS order; hooks: the missing ones (all others present), and the layout found where there are two.
 RELEASED: dict[str, dict[str, Any]] = {
     "2.7.1.post11": {

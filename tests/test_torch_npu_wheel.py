@@ -431,7 +431,7 @@ def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_re
 # ------------------------------------------------------------------------------------------------ both C++ wrappers
 # Launch metadata for every kernel (simulated triton-ascend compiler metadata, --kernel-metadata): a workspace, int64
 # lock slots (triton-ascend < 3.6), a mix mode other than the one torch_npu's codegen asks for, and a SIMT parallel
-# mode, so each launch point of README's "How our launch differs from torch_npu's" shows in the generated C++.
+# mode, so each launch point of docs/npu-launch.md's "How our launch differs from torch_npu's" shows in the generated C++.
 CPP_METADATA = "workspace_size=64,lock_num=4,lock_init_val=1,mix_mode=aic,parallel_mode=simt"
 OUR_CPP_WRAPPERS = ("CppWrapperNpu", "CppWrapperNpuSplitIncludes")  # in npu_inductor_compat.common.npu_cpp_wrapper
 # torch_npu's own C++ wrapper alone: without this package's C++ wrapper and without the record that copies the
@@ -486,7 +486,7 @@ def test_the_cpp_wrapper_is_ours_and_launches_torch_npus_kernels(
 
 # What torch_npu's own C++ wrapper generates for the forward kernel of examples/pointwise_reduction.py with
 # CPP_METADATA on the simulated Ascend910B3, read from the generated C++ of each paired release: how often each
-# text occurs in the kernel's call function. The README's comparison ("what torch_npu generates") quotes these.
+# text occurs in the kernel's call function. docs/npu-launch.md's comparison ("what torch_npu generates") quotes these.
 TORCH_NPU_LAUNCH: dict[str, dict[str, Any]] = {
     "2.7.1.post11": {
         "class": "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
