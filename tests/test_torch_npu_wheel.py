@@ -431,7 +431,7 @@ def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_re
 # ------------------------------------------------------------------------------------------------ both C++ wrappers
 # Launch metadata for every kernel (simulated triton-ascend compiler metadata, --kernel-metadata): a workspace, int64
 # lock slots (triton-ascend < 3.6), a mix mode other than the one torch_npu's codegen asks for, and a SIMT parallel
-# mode, so each launch point of docs/npu-launch.md's "How our launch differs from torch_npu's" shows in the generated C++.
+# mode, so each launch point of docs/npu-launch.md ("How our launch differs from torch_npu's") shows in the C++.
 CPP_METADATA = "workspace_size=64,lock_num=4,lock_init_val=1,mix_mode=aic,parallel_mode=simt"
 OUR_CPP_WRAPPERS = ("CppWrapperNpu", "CppWrapperNpuSplitIncludes")  # in npu_inductor_compat.common.npu_cpp_wrapper
 # torch_npu's own C++ wrapper alone: without this package's C++ wrapper and without the record that copies the
