@@ -133,13 +133,45 @@ inline uint32_t physical_cores(int32_t device, bool vector, const char* kernel) 
   return static_cast<uint32_t>(cores);
 }
 
-// blockDim of a launch: every block of the grid, or in all-blocks-parallel mode at most one block per physical core
+// The cores a launch may use: the device's, or fewer where NPU_DEVICE_LIMIT="cube,vector" caps them, as torch_npu's
+// Inductor reads it (torch_npu master, _inductor/config.py, _obtain_and_limit_cube_vector_core_num; its C++ wrapper
+// caps all-blocks-parallel launches with the limited count, cpp_wrapper_npu.py) and validated as it validates it: two
+// positive integers, at most the device's counts, vector = cube x the device's vector/cube ratio.
+inline uint32_t usable_cores(int32_t device, bool vector, const char* kernel) {
+  const char* text = std::getenv("NPU_DEVICE_LIMIT");
+  std::string value = text == nullptr ? "" : text;
+  value.erase(std::remove(value.begin(), value.end(), ' '), value.end());
+  if (value.empty()) {
+    return physical_cores(device, vector, kernel);
+  }
+  const uint32_t cube = physical_cores(device, false, kernel);
+  const uint32_t vectors = physical_cores(device, true, kernel);
+  const std::string expected = "expected 'cube_cores,vector_cores', two positive integers at most this device's " +
+                               std::to_string(cube) + "," + std::to_string(vectors) + " with vector = cube x " +
+                               std::to_string(vectors / cube);
+  const auto comma = value.find(',');
+  const std::string parts[2] = {value.substr(0, comma), comma == std::string::npos ? "" : value.substr(comma + 1)};
+  uint64_t parsed[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (parts[i].empty() || parts[i].size() > 9 || parts[i].find_first_not_of("0123456789") != std::string::npos) {
+      fail(kernel, "NPU_DEVICE_LIMIT='" + std::string(text) + "': " + expected);
+    }
+    parsed[i] = std::stoull(parts[i]);
+  }
+  if (parsed[0] == 0 || parsed[1] == 0 || parsed[0] > cube || parsed[1] > vectors ||
+      parsed[1] != parsed[0] * (vectors / cube)) {
+    fail(kernel, "NPU_DEVICE_LIMIT='" + std::string(text) + "': " + expected);
+  }
+  return static_cast<uint32_t>(vector ? parsed[1] : parsed[0]);
+}
+
+// blockDim of a launch: every block of the grid, or in all-blocks-parallel mode at most one block per usable core
 // (the kernel then loops over the grid; triton-ascend driver.py: blockNum = std::min(blockNum, num_physical_blocks)).
 inline uint32_t block_dim(uint64_t blocks, bool all_blocks_parallel, int32_t device, bool vector, const char* kernel) {
   if (!all_blocks_parallel) {
     return static_cast<uint32_t>(blocks);  // grid_blocks() checked it against kMaxLaunchBlocks
   }
-  return static_cast<uint32_t>(std::min<uint64_t>(blocks, physical_cores(device, vector, kernel)));
+  return static_cast<uint32_t>(std::min<uint64_t>(blocks, usable_cores(device, vector, kernel)));
 }
 
 // ---------------------------------------------------------------------------------------------- sync-block locks

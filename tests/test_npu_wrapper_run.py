@@ -597,6 +597,16 @@ extern "C" int race(int split) {
   return static_cast<const int64_t*>(locks_a)[0] == 7 ? 0 : 2;  // what kernel_a's locks start at
 }
 
+// blockDim of an all-blocks-parallel launch of 65535 blocks on device 0, or -1 and the error.
+extern "C" long long capped(int vector, char* error, int size) {
+  try {
+    return npu_inductor_compat_rt::block_dim(65535, true, 0, vector != 0, "kernel_a");
+  } catch (const std::exception& err) {
+    std::snprintf(error, size, "%s", err.what());
+    return -1;
+  }
+}
+
 // The budget as the runtime reads it from NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET, or its error.
 extern "C" long long budget(char* error, int size) {
   try {
@@ -613,7 +623,19 @@ import ctypes, json, sys
 race = ctypes.CDLL(sys.argv[1])
 acl = ctypes.CDLL(sys.argv[2])
 acl.emulated_acl_report.restype = ctypes.c_char_p
-code = race.race(int(sys.argv[3])) if sys.argv[3] != "budget" else None
+code = race.race(int(sys.argv[3])) if sys.argv[3] in ("0", "1") else None
+if sys.argv[3] == "cores":  # the same process for every value: the runtime reads NPU_DEVICE_LIMIT at each launch
+    import os
+    acl.emulated_acl_set_cores.argtypes = [ctypes.c_int32, ctypes.c_int64, ctypes.c_int64]
+    acl.emulated_acl_set_cores(0, 24, 48)
+    race.capped.restype = ctypes.c_longlong
+    found = {}
+    for value in json.loads(sys.argv[4]):
+        os.environ["NPU_DEVICE_LIMIT"] = value
+        error = ctypes.create_string_buffer(512)
+        found[value] = [race.capped(vector, error, 512) for vector in (1, 0)] + [error.value.decode()]
+    print(json.dumps(found))
+    sys.exit(0)
 report = json.loads(acl.emulated_acl_report())
 error = ctypes.create_string_buffer(512)
 race.budget.restype = ctypes.c_longlong
@@ -623,20 +645,20 @@ print(json.dumps({"code": code, "hazards": report["hazards"], "frees": report["c
 """
 
 
-def test_a_lock_image_is_never_freed_between_its_look_up_and_its_copy(emulated_npu: Any, tmp_path: Path) -> None:
-    """Two host threads against the emulated ACL, the interleaving forced: the second thread's new image evicts the
-    first's. With the copy queued under the images' lock the first thread's locks start at their value and nothing is
-    freed under a copy; with the look-up and the copy split, as this package's launch was, the copy is queued from
-    freed memory (shown able to fail)."""
+@pytest.fixture(scope="module")
+def runtime_program(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The launch runtime header compiled on its own into a small program (RACE) against the emulated ACL; returns
+    run(mode, *args, env=...) -> the JSON line RACE_RUN prints."""
     from torch.utils.cpp_extension import include_paths
 
     from npu_inductor_compat.common import npu_launch
     from npu_inductor_compat.tools.simulated.headers import _cpp_standard
 
-    (tmp_path / "runtime.h").write_text(npu_launch.runtime_source())
-    source = tmp_path / "race.cpp"
+    folder = tmp_path_factory.mktemp("runtime_program")
+    (folder / "runtime.h").write_text(npu_launch.runtime_source())
+    source = folder / "race.cpp"
     source.write_text(RACE)
-    library = tmp_path / "librace.so"
+    library = folder / "librace.so"
     command = [
         "g++",
         _cpp_standard(),
@@ -644,7 +666,7 @@ def test_a_lock_image_is_never_freed_between_its_look_up_and_its_copy(emulated_n
         "-shared",
         "-fPIC",
         "-w",
-        f"-I{tmp_path}",
+        f"-I{folder}",
         f"-I{EMULATED}",
         f"-I{emulated_npu.torch_npu_home / 'include'}",
         f"-I{emulated_npu.torch_npu_home / 'include' / 'third_party' / 'acl' / 'inc'}",
@@ -659,24 +681,55 @@ def test_a_lock_image_is_never_freed_between_its_look_up_and_its_copy(emulated_n
     ]
     built = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
     assert built.returncode == 0, built.stderr[-4000:]
-    found: dict[Any, Any] = {}
-    budget = "NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET"
-    unset = {key: value for key, value in os.environ.items() if key != budget}
-    for mode, env in ((0, unset), (1, unset), ("budget", {**unset, budget: "64M"})):
+    ours = ("NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET", "NPU_DEVICE_LIMIT")
+    clean = {key: value for key, value in os.environ.items() if key not in ours}
+
+    def run(mode: str, *args: str, env: dict[str, str] | None = None) -> Any:
         done = subprocess.run(
-            [sys.executable, "-c", RACE_RUN, str(library), str(emulated_npu.libascendcl), str(mode)],
+            [sys.executable, "-c", RACE_RUN, str(library), str(emulated_npu.libascendcl), mode, *args],
             capture_output=True,
             text=True,
             check=False,
             timeout=300,
-            env=env,
+            env={**clean, **(env or {})},
         )
         assert done.returncode == 0, done.stderr[-4000:]
-        found[mode] = json.loads(done.stdout.strip().splitlines()[-1])
-    assert found["budget"]["budget"] == -1 and found["budget"]["budget_error"] == (
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    return run
+
+
+def test_a_lock_image_is_never_freed_between_its_look_up_and_its_copy(runtime_program: Any) -> None:
+    """Two host threads against the emulated ACL, the interleaving forced: the second thread's new image evicts the
+    first's. With the copy queued under the images' lock the first thread's locks start at their value and nothing is
+    freed under a copy; with the look-up and the copy split, as this package's launch was, the copy is queued from
+    freed memory (shown able to fail)."""
+    together, split = runtime_program("0"), runtime_program("1")
+    assert {key: together[key] for key in ("code", "hazards", "frees")} == {"code": 0, "hazards": [], "frees": 1}
+    assert split["frees"] == 1 and split["code"] == 2, split
+    assert "aclrtMemcpyAsync queued from a host buffer aclrtFreeHost already freed" in split["hazards"]
+
+
+def test_the_lock_image_budget_is_64_mib_unless_set_and_a_bad_value_names_itself(runtime_program: Any) -> None:
+    budget = "NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET"
+    assert runtime_program("budget")["budget"] == 64 << 20
+    assert runtime_program("budget", env={budget: "4096"})["budget"] == 4096
+    bad = runtime_program("budget", env={budget: "64M"})
+    assert bad["budget"] == -1 and bad["budget_error"] == (
         f"NPU kernel kernel_a: {budget}=64M is not a byte count (expected a positive integer; unset means 67108864)"
-    ), found["budget"]
-    assert {key: found[0][key] for key in ("code", "hazards", "frees")} == {"code": 0, "hazards": [], "frees": 1}
-    assert found[0]["budget"] == 64 << 20, found[0]  # unset: 64 MiB
-    assert found[1]["frees"] == 1 and found[1]["code"] == 2, found[1]
-    assert "aclrtMemcpyAsync queued from a host buffer aclrtFreeHost already freed" in found[1]["hazards"]
+    ), bad
+
+
+def test_npu_device_limit_caps_all_blocks_parallel_launches_as_torch_npu_reads_it(runtime_program: Any) -> None:
+    """torch_npu's Inductor (master, _inductor/config.py) caps its cores with NPU_DEVICE_LIMIT="cube,vector" and
+    exits on a malformed value; a launch here caps at the limit of its kind and fails naming the variable."""
+    limits = ["", "12,24", " 6 , 12 ", "12,30", "30,60", "0,0", "abc", "12"]
+    cores = runtime_program("cores", json.dumps(limits))
+    # unset: the device's 48 vector / 24 AI cores; a limit caps each kind
+    assert [cores[value][:2] for value in ("", "12,24", " 6 , 12 ")] == [[48, 24], [24, 12], [12, 6]]
+    for value in limits[3:]:
+        assert cores[value][:2] == [-1, -1], (value, cores[value])
+        assert cores[value][2] == (
+            f"NPU kernel kernel_a: NPU_DEVICE_LIMIT='{value}': expected 'cube_cores,vector_cores', two positive "
+            "integers at most this device's 24,48 with vector = cube x 2"
+        ), cores[value]
