@@ -1,8 +1,9 @@
 """Real models on the simulated NPU: convolution and every other aten operator without an npu kernel run on the CPU
-(counted in summary.json)."""
+(counted in summary.json), and a transformers model (examples/models/) codegens unchanged, Ascend style."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -11,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "examples" / "models"
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.compile]
 
@@ -60,3 +64,16 @@ def test_convolution_and_its_backward_run_on_the_npu_and_fallbacks_are_counted(t
     assert list(fallback.values()) == sorted(fallback.values(), reverse=True)
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("cpu fallback: ")]
     assert f"{sum(fallback.values())} call(s) of {len(fallback)} operator(s)" in line
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None, reason="transformers not installed (extra models)"
+)
+def test_gpt2_from_transformers_codegens_unchanged_with_a_training_step(tmp_path: Path) -> None:
+    done, summary = codegen(tmp_path, MODELS / "gpt2.py")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "gpt2 on npu (bf16 autocast)" in done.stdout
+    assert summary["torch_npu_standin"] == {"imported": True, "not_simulated": []}
+    npu = [graph for graph in summary["graphs"] if graph["device"] == "npu" and graph["status"] == "ok"]
+    assert {"inference", "forward", "backward"} <= {graph["kind"] for graph in npu}
+    assert sum(len(graph["kernels"]) for graph in npu) > 10
