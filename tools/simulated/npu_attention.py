@@ -276,8 +276,9 @@ def _fusion_attention_grad(
         offset=offset,
     )
     inputs = [t.detach().requires_grad_() if t is not None else None for t in _on_cpu(query, key, value, pse)]
+    q, k, v, p = inputs
     with torch.enable_grad():
-        out, _, _ = _attention(*inputs[:3], inputs[3], None if atten_mask is None else atten_mask.cpu(), opts)
+        out, _, _ = _attention(q, k, v, p, None if atten_mask is None else atten_mask.cpu(), opts)
         wanted = [t for t in inputs if t is not None]
         grads = torch.autograd.grad(out, wanted, dy.cpu().to(out.dtype))
     dq, dk, dv = (g.to(t.dtype).to(query.device) for g, t in zip(grads[:3], (query, key, value), strict=True))
