@@ -20,6 +20,8 @@ def test_a_rejection_class_drops_locations_names_and_numbers() -> None:
         "[To = mlir::scf::ForOp, From = mlir::Operation]: Assertion `isa<To>(Val)` failed."
     )
     assert rejection_class(assertion).startswith("triton-adapter-opt: llvm::cast(From *) [To = mlir::scf::ForOp,")
+    converter = "tao: /w/TritonOpConverter.cpp:501: virtual LogicalResult TTOpConverters::Reduce::matchAndRewrite("
+    assert rejection_class(converter) == "tao: TTOpConverters::Reduce::matchAndRewrite("
 
 
 def test_the_table_has_a_row_per_model_with_rejections_by_class() -> None:
