@@ -224,3 +224,11 @@ def test_fake_kernels_give_the_real_kernels_shapes_and_dtypes(ops: Any) -> None:
         real_t = [t for t in (real if isinstance(real, tuple) else (real,)) if isinstance(t, torch.Tensor)]
         fake_t = [t for t in (fake if isinstance(fake, tuple) else (fake,)) if isinstance(t, torch.Tensor)]
         assert [(t.shape, t.dtype) for t in fake_t] == [(t.shape, t.dtype) for t in real_t], op
+
+
+def test_fusion_attention_refuses_dropout_in_a_traced_graph_whose_backward_would_miss_the_seed(ops: Any) -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode() as mode, pytest.raises(NotImplementedError, match=r"keep_prob < 1 in a traced graph"):
+        q = mode.from_tensor(torch.randn(1, 2, 4, 8))
+        ops.npu_fusion_attention(q, q, q, 2, "BNSD", keep_prob=0.9)

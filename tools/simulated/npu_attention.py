@@ -188,7 +188,18 @@ def _fusion_attention(
 
 
 def _fusion_attention_fake(
-    query: Any, key: Any, value: Any, head_num: int, input_layout: str, *args: Any, **kwargs: Any
+    query: Any,
+    key: Any,
+    value: Any,
+    head_num: int,
+    input_layout: str,
+    pse: Any = None,
+    padding_mask: Any = None,
+    atten_mask: Any = None,
+    scale: float = 1.0,
+    keep_prob: float = 1.0,
+    *args: Any,
+    **kwargs: Any,
 ) -> tuple[Any, ...]:
     import torch
 
@@ -196,15 +207,10 @@ def _fusion_attention_fake(
     qb = _to_bnsd(query, input_layout, d)
     skv = _to_bnsd(key, input_layout, d).shape[2]
     stats = query.new_empty((qb.shape[0], head_num, qb.shape[2], 8), dtype=torch.float32)
-    return (
-        query.new_empty(query.shape),
-        stats,
-        stats.new_empty(stats.shape),
-        query.new_empty((0,)),
-        0,
-        0,
-        qb.shape[0] * head_num * qb.shape[2] * skv,
-    )
+    if keep_prob < 1.0:  # the seed is drawn at run time: a traced backward would bake in the fake's constant
+        raise _refuse("npu_fusion_attention", "keep_prob < 1 in a traced graph (its dropout seed is run-time data)")
+    numels = qb.shape[0] * head_num * qb.shape[2] * skv
+    return (query.new_empty(query.shape), stats, stats.new_empty(stats.shape), query.new_empty((0,)), 0, 0, numels)
 
 
 _FA_ARGS = (
