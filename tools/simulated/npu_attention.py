@@ -87,8 +87,8 @@ def _masked(opts: dict[str, Any], sq: int, skv: int, atten_mask: Any) -> Any:
     return mask
 
 
-def _attention(q: Any, k: Any, v: Any, pse: Any, atten_mask: Any, opts: dict[str, Any]) -> tuple[Any, Any, Any]:
-    """Differentiable reference on CPU tensors: (out in the input layout, softmax max, softmax sum)."""
+def _forward(q: Any, k: Any, v: Any, pse: Any, atten_mask: Any, opts: dict[str, Any]) -> dict[str, Any]:
+    """The reference in BNSD, float32, on CPU tensors: every intermediate the gradient needs."""
     import torch
 
     layout, head_num = opts["input_layout"], opts["head_num"]
@@ -108,12 +108,29 @@ def _attention(q: Any, k: Any, v: Any, pse: Any, atten_mask: Any, opts: dict[str
     peak = scores.amax(-1, keepdim=True)
     total = (scores - peak).exp().sum(-1, keepdim=True)
     probs = (scores - peak).exp() / total
-    if opts["keep_prob"] < 1.0:
+    dropped = probs
+    if opts["keep_prob"] < 1.0:  # the mask is regenerated from the seed: the gradient draws the same one
         generator = torch.Generator().manual_seed(opts["seed"] + opts["offset"])
         keep = torch.rand(probs.shape, generator=generator) < opts["keep_prob"]
-        probs = probs * keep / opts["keep_prob"]
-    out = _from_bnsd(probs @ vb, layout).to(q.dtype)
-    return out, peak.expand(*peak.shape[:-1], 8), total.expand(*total.shape[:-1], 8)
+        dropped = probs * keep / opts["keep_prob"]
+    found = {"q": qb, "k": kb, "v": vb, "group": group, "mask": mask, "peak": peak, "total": total}
+    return {**found, "probs": probs, "dropped": dropped, "out": dropped @ vb}
+
+
+def _backward(fwd: dict[str, Any], dy: Any, opts: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+    """(dq, dk, dv, dscores-before-scale) in BNSD for the output gradient ``dy`` (BNSD, float32)."""
+    probs, dropped = fwd["probs"], fwd["dropped"]
+    dv = dropped.transpose(-1, -2) @ dy
+    ddropped = dy @ fwd["v"].transpose(-1, -2)
+    dprobs = ddropped * (dropped / probs.clamp_min(1e-30)) if opts["keep_prob"] < 1.0 else ddropped
+    dscores = probs * (dprobs - (dprobs * probs).sum(-1, keepdim=True))
+    if fwd["mask"] is not None:  # masked_fill passes no gradient to the positions it filled
+        dscores = dscores.masked_fill(fwd["mask"], 0.0)
+    draw = dscores * opts["scale"]  # the gradient of q k^T + pse
+    dq, dk = draw @ fwd["k"], draw.transpose(-1, -2) @ fwd["q"]
+    if fwd["group"] > 1:  # repeat_interleave's gradient: the sum over each group of query heads
+        dk, dv = (t.unflatten(1, (-1, fwd["group"])).sum(2) for t in (dk, dv))
+    return dq, dk, dv, draw
 
 
 def _fa_options(head_num: int, input_layout: str, **given: Any) -> dict[str, Any]:
@@ -173,7 +190,9 @@ def _fusion_attention(
         offset=offset,
     )
     q, k, v, p, m = _on_cpu(query, key, value, pse, atten_mask)
-    out, peak, total = _attention(q, k, v, p, m, opts)
+    fwd = _forward(q, k, v, p, m, opts)
+    out = _from_bnsd(fwd["out"], input_layout).to(query.dtype)
+    peak, total = (fwd[name].expand(*fwd[name].shape[:-1], 8) for name in ("peak", "total"))
     device = query.device
     numels = peak.shape[0] * peak.shape[1] * peak.shape[2] * _to_bnsd(k, input_layout, 1).shape[2]
     return (
@@ -261,9 +280,8 @@ def _fusion_attention_grad(
     softmax_layout: str = "",
     sink: Any = None,
 ) -> tuple[Any, ...]:
-    """(dq, dk, dv, dpse, dsink): the reference forward recomputed and differentiated (the saved softmax statistics
-    are the hardware's shortcut, not needed here); dpse and dsink are empty when pse and sink are None."""
-    import torch
+    """(dq, dk, dv, dpse, dsink): the reference forward recomputed and its gradient written out (the saved softmax
+    statistics are the hardware's shortcut, not needed here); dpse and dsink are empty when pse and sink are None."""
 
     opts = _fa_options(
         head_num,
@@ -281,14 +299,15 @@ def _fusion_attention_grad(
         seed=seed,
         offset=offset,
     )
-    inputs = [t.detach().requires_grad_() if t is not None else None for t in _on_cpu(query, key, value, pse)]
-    q, k, v, p = inputs
-    with torch.enable_grad():
-        out, _, _ = _attention(q, k, v, p, None if atten_mask is None else atten_mask.cpu(), opts)
-        wanted = [t for t in inputs if t is not None]
-        grads = torch.autograd.grad(out, wanted, dy.cpu().to(out.dtype))
-    dq, dk, dv = (g.to(t.dtype).to(query.device) for g, t in zip(grads[:3], (query, key, value), strict=True))
-    dpse = grads[3].to(pse.dtype).to(query.device) if pse is not None else query.new_empty((0,))
+    q, k, v, p, m = _on_cpu(query, key, value, pse, atten_mask)
+    fwd = _forward(q, k, v, p, m, opts)
+    d = fwd["q"].shape[-1]
+    grads = _backward(fwd, _to_bnsd(dy.cpu(), input_layout, d).float(), opts)
+    dq, dk, dv = (
+        _from_bnsd(g, input_layout).to(t.dtype).to(query.device)
+        for g, t in zip(grads[:3], (query, key, value), strict=True)
+    )
+    dpse = grads[3].sum_to_size(pse.shape).to(pse.dtype).to(query.device) if pse is not None else query.new_empty((0,))
     return dq, dk, dv, dpse, query.new_empty((0,))
 
 

@@ -299,6 +299,18 @@ AUTOGRAD = {  # torch_npu's derivatives.yaml pairs each forward with its backwar
 }
 
 
+def _below_autograd(name: str) -> Callable[..., Any]:
+    """An autograd kernel that records nothing: the operator's result does not require grad."""
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        with torch._C._AutoDispatchBelowAutograd():
+            return getattr(torch.ops.npu, name).default(*args, **kwargs)
+
+    return kernel
+
+
 def register() -> Any:
     """Define the ``npu::`` operators with their kernels (one for every device: the reference runs on the CPU), fake
     kernels and autograd; returns the torch.library.Library, whose ``_destroy()`` removes them all again."""
@@ -313,6 +325,10 @@ def register() -> Any:
             torch.library.register_fake(f"npu::{name}", fake, lib=library)
         for name, (setup, backward) in AUTOGRAD.items():
             torch.library.register_autograd(f"npu::{name}", backward, setup_context=setup, lib=library)
+        # the backward operators have no derivative (no double backward) but need an autograd kernel: torch 2.9's
+        # Python dispatcher finds none for AutogradPrivateUse1 while tracing a backward graph
+        for name in sorted(set(KERNELS) - set(AUTOGRAD)):
+            library.impl(name, _below_autograd(name), "Autograd")
     except BaseException:
         library._destroy()
         raise
