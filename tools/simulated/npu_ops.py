@@ -216,9 +216,10 @@ def _swiglu_grad(ctx: Any, grad: Any) -> tuple[Any, None]:
 
 
 # ------------------------------------------------------------------------------------------------ _npu_dropout
-# Ascend/pytorch torch_npu/_inductor/decomposition.py (_override_native_dropout_decomp: native_dropout is
-# _npu_dropout, its backward npu_dropout_backward with p) and _npu_meta_registration.py (the mask: uint8, one bit per
-# element, ceil(numel/128)*128/8 bytes). The bit order inside a byte is not documented: here element i is bit i % 8.
+# Ascend/op-plugin docs/zh/custom_APIs/torch_npu/, page torch_npu-_npu_dropout.md (its example: 4 elements, a
+# 16-byte mask), Ascend/pytorch torch_npu/_inductor/decomposition.py (_override_native_dropout_decomp: native_dropout
+# is _npu_dropout, its backward npu_dropout_backward with p) and _npu_meta_registration.py (the mask: uint8, one bit
+# per element, ceil(numel/128)*128/8 bytes). The bit order in a byte is not documented: here element i is bit i % 8.
 def _mask_bytes(numel: int) -> int:
     return (numel + 127) // 128 * 128 // 8
 
