@@ -123,7 +123,9 @@ with standin.torch_npu_standin() as use:
         "has_file": hasattr(torch_npu, "__file__"),
         "doc": torch_npu.__doc__,
     }
-    out["hasattr_rms_norm"] = hasattr(torch_npu, "npu_rms_norm")
+    out["hasattr_rms_norm"] = hasattr(torch_npu, "npu_rms_norm")  # simulated (npu_ops.py)
+    out["rms_norm_is_the_op"] = torch_npu.npu_rms_norm is torch.ops.npu.npu_rms_norm
+    out["hasattr_quant_matmul"] = hasattr(torch_npu, "npu_quant_matmul")
     out["format_cast"] = caught(lambda: torch_npu.npu_format_cast)
     out["transfer_to_npu"] = caught(lambda: exec("import torch_npu.contrib.transfer_to_npu"))
     out["npu_foo"] = caught(lambda: torch.npu.foo)
@@ -134,6 +136,7 @@ with standin.torch_npu_standin() as use:
     out["dvm_problem"] = Requirement("torch_npu._inductor.dvm", "pip install torch_npu").problem()
 out["use"] = use.summary()
 out["restored"] = restored()
+out["ops_after"] = hasattr(torch.ops.npu, "npu_rms_norm")
 
 try:
     with standin.torch_npu_standin() as failing:
@@ -162,7 +165,9 @@ def test_import_torch_npu_gives_the_marked_stand_in_whose_npu_is_the_simulated_t
 
 @pytest.mark.subprocess
 def test_what_is_not_simulated_raises_naming_it_and_is_recorded(standin_run: Any) -> None:
-    assert standin_run["hasattr_rms_norm"] is False
+    assert standin_run["hasattr_rms_norm"] is True and standin_run["rms_norm_is_the_op"] is True
+    assert standin_run["hasattr_quant_matmul"] is False
+    assert standin_run["ops_after"] is False  # the npu:: operators are defined for the block only
     fmt, transfer, foo = standin_run["format_cast"], standin_run["transfer_to_npu"], standin_run["npu_foo"]
     assert fmt["mro"][:3] == ["NotSimulated", "NotSimulatedError", "AttributeError"]
     assert fmt["message"].startswith("torch_npu.npu_format_cast is not simulated")
@@ -174,7 +179,7 @@ def test_what_is_not_simulated_raises_naming_it_and_is_recorded(standin_run: Any
     assert "'torch_npu._inductor.dvm'" in standin_run["dvm_problem"]  # this package's own look-up: not installed
     # each name once, in the order asked; torch's and this package's own probes are not the script's
     assert standin_run["use"]["not_simulated"] == [
-        "torch_npu.npu_rms_norm",
+        "torch_npu.npu_quant_matmul",
         "torch_npu.npu_format_cast",
         "torch_npu.contrib.transfer_to_npu",
         "torch.npu.foo",

@@ -608,6 +608,7 @@ def _run(
         script_imported_torch_npu = False
         header_failures = kernel_failures = 0
         torch._dynamo.reset()
+        device.cpu_fallback_counts(reset=True)  # count what the script's run sends to the CPU, nothing before
         with (
             warnings.catch_warnings(),
             standin_context as standin,
@@ -633,6 +634,7 @@ def _run(
                 script_error = {"type": type(err).__name__, "message": str(err), "traceback": traceback.format_exc()}
             _end_a_forked_copy(output)
         torch._dynamo.reset()
+        fallbacks_cpu = device.cpu_fallback_counts(reset=True)
         graphs = []
         by_kernel = events.by_kernel() if events is not None else {}
         for graph in capture.graphs:
@@ -663,6 +665,8 @@ def _run(
             "fixes": {fix["id"]: fix["status"] for fix in status()["fixes"]},
             "script_error": None if script_error is None else {k: script_error[k] for k in ("type", "message")},
             "graphs": graphs,
+            # aten operators with no npu kernel on the simulated NPU that ran on the CPU: calls per operator
+            "cpu_fallback": dict(sorted(fallbacks_cpu.items(), key=lambda item: (-item[1], item[0]))),
         }
         if args.check_headers:
             with progress.muted():
@@ -694,6 +698,8 @@ def _run(
             f"the script raised {script_error['type']}: {message} (traceback: {out / 'script_error.txt'})",
             file=sys.stderr,
         )
+    if summary["cpu_fallback"]:
+        progress.say(_fallback_line(summary["cpu_fallback"]))
     nothing = _nothing_on_npu(summary)
     if nothing is not None and script_error is not None and not summary["graphs"]:
         # the script failed before compiling anything: that is the reason, not a missing torch.compile
@@ -756,6 +762,16 @@ def _run(
     failed = (args.check_headers and header_failures) or (args.check_kernels and kernel_failures)
     failed = failed or bool(fallbacks) or bool(missing_stubs) or bool(refused) or bool(static_failures)
     return 1 if script_error is not None or capture.failed() or failed or nothing is not None else 0
+
+
+def _fallback_line(counts: dict[str, int], shown: int = 5) -> str:
+    """One line: how many calls of how many operators ran on the CPU, the most called first."""
+    top = ", ".join(f"{name} {count}" for name, count in list(counts.items())[:shown])
+    more = f", {len(counts) - shown} more" if len(counts) > shown else ""
+    return (
+        f"cpu fallback: {sum(counts.values())} call(s) of {len(counts)} operator(s) without an npu kernel ran on the "
+        f"CPU: {top}{more} (all: cpu_fallback in summary.json)"
+    )
 
 
 def _check_headers(output: Output, summary: dict[str, Any], torch_version: str, progress: Progress) -> int:

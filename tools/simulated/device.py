@@ -400,6 +400,12 @@ def get_amp_supported_dtype() -> list[torch.dtype]:
     return [torch.float16, torch.float32]
 
 
+def cpu_fallback_counts(reset: bool = False) -> dict[str, int]:
+    """Calls per operator ("aten::addmm", "aten::add.Tensor") that ran on the CPU through the extension's fallback
+    (no npu kernel of their own) since the last reset; ``reset`` starts counting afresh."""
+    return {name: int(count) for name, count in _ensure().extension.fallback_counts(reset).items()}
+
+
 # Memory. One host-memory allocator counts the live bytes of every simulated device together (device_ext.cpp), so
 # these answer for the process whichever device is asked; nothing is cached, so reserved memory is allocated memory.
 # The extension keeps one all-time peak: after reset_peak_memory_stats, a new peak is exact once it exceeds the

@@ -3,7 +3,11 @@
 // Loaded by npu_inductor_compat/tools/simulated/device.py through torch.utils.cpp_extension, which renames
 // PrivateUse1 to "npu". Nothing here talks to real hardware: memory comes from c10::alloc_cpu, a few kernels
 // (allocation, copies, fills, views) are written against that memory directly, and every other operator runs
-// on CPU through at::native::cpu_fallback. The device/stream guard, the PrivateUse1 hooks and the raw-stream
+// on CPU through at::native::cpu_fallback, counted per operator (fallback_counts()). Convolution never reaches that
+// fallback: for a PrivateUse1 tensor ATen's convolution calls convolution_overrideable (and its backward
+// convolution_backward_overrideable), whose default kernel (CompositeExplicitAutograd) raises "not implemented" before
+// any backend fallback is looked up, and CPU has no kernel of its own for them; both are registered here, calling
+// the CPU convolution on aliases of the device memory. The device/stream guard, the PrivateUse1 hooks and the raw-stream
 // getter answer what torch.compile asks of a device while tracing (default stream, generators, contexts), and
 // torch.autocast("npu") gets ATen's published op lists (CUDA's policy).
 //
@@ -12,6 +16,7 @@
 
 // Narrow includes instead of <torch/extension.h> (which pulls in all of libtorch's C++ API) keep the build short.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 #include <torch/library.h>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -23,6 +28,8 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/unfold_native.h>
@@ -37,7 +44,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 namespace simnpu {
@@ -206,8 +215,63 @@ at::Tensor& set_storage_(at::Tensor& self, at::Storage source, int64_t storage_o
   return at::native::set_storage_cpu_(self, std::move(source), storage_offset, size, stride);
 }
 
+// Operators that ran on CPU through the fallback, by name ("aten::addmm" or "aten::add.Tensor"), for the run's report.
+std::mutex fallback_mutex;
+std::map<std::string, int64_t> fallback_calls;
+
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  {
+    const auto& name = op.operator_name();
+    std::lock_guard<std::mutex> lock(fallback_mutex);
+    ++fallback_calls[name.overload_name.empty() ? name.name : name.name + "." + name.overload_name];
+  }
   at::native::cpu_fallback(op, stack);
+}
+
+std::map<std::string, int64_t> take_fallback_counts(bool reset) {
+  std::lock_guard<std::mutex> lock(fallback_mutex);
+  std::map<std::string, int64_t> counts = fallback_calls;
+  if (reset) {
+    fallback_calls.clear();
+  }
+  return counts;
+}
+
+// A CPU result back on the device of `like` (a copy into device memory).
+at::Tensor to_device_of(const at::Tensor& result, const at::Tensor& like) {
+  if (!result.defined()) {
+    return result;
+  }
+  at::Tensor out = empty_strided(result.sizes(), result.strides(), result.scalar_type(), std::nullopt,
+                                 like.device(), std::nullopt);
+  return copy_from(result, out, false);
+}
+
+at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
+                                    const std::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                                    at::IntArrayRef output_padding, int64_t groups) {
+  std::optional<at::Tensor> host_bias;
+  if (bias.has_value() && bias->defined()) {
+    host_bias = host_alias(*bias);
+  }
+  const at::Tensor result = at::convolution(host_alias(input), host_alias(weight), host_bias, stride, padding,
+                                            dilation, transposed, output_padding, groups);
+  return to_device_of(result, input);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask) {
+  // the bias has one entry per output channel: weight's dim 0, or dim 1 times groups when transposed
+  const int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
+  const std::vector<int64_t> bias_sizes{channels};
+  auto [grad_input, grad_weight, grad_bias] =
+      at::convolution_backward(host_alias(grad_output), host_alias(input), host_alias(weight),
+                               at::OptionalIntArrayRef(bias_sizes), stride, padding, dilation, transposed,
+                               output_padding, groups, output_mask);
+  return {to_device_of(grad_input, input), to_device_of(grad_weight, input), to_device_of(grad_bias, input)};
 }
 
 // ------------------------------------------------------------------------------------------------ device guard
@@ -383,6 +447,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage", TORCH_FN(at::native::set_));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(simnpu::set_storage_));
   m.impl("set_.source_Tensor", TORCH_FN(at::native::set_tensor_));
+  m.impl("convolution_overrideable", TORCH_FN(simnpu::convolution_overrideable));
+  m.impl("convolution_backward_overrideable", TORCH_FN(simnpu::convolution_backward_overrideable));
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
@@ -408,6 +474,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "Raw stream handle of the device's current stream (always 0: one synchronous stream)");
   m.def("memory_allocated", []() { return simnpu::live_bytes.load(); }, "Bytes held by live simulated-npu tensors");
   m.def("max_memory_allocated", []() { return simnpu::peak_bytes.load(); }, "Peak of memory_allocated()");
+  m.def("fallback_counts", &simnpu::take_fallback_counts, pybind11::arg("reset") = false,
+        "Calls per operator that ran on CPU through the fallback since the last reset");
   m.def("device_count", []() { return static_cast<int64_t>(simnpu::kDeviceCount); });
   m.def("current_device", []() { return static_cast<int64_t>(simnpu::current_device_index); },
         "This thread's current simulated npu device");

@@ -6,7 +6,11 @@ a stand-in module: never installed (no distribution, nothing on disk; it lives i
 ``sys.meta_path`` for the block only), marked ``_npu_inductor_compat_standin = True``, without ``__file__``, whose
 ``npu`` is the simulated device's ``torch.npu`` (device.py; importing the stand-in sets the device up).
 
-Everything else of torch_npu (its operators such as ``torch_npu.npu_rms_norm``, ``torch_npu.contrib``, unknown
+At the shallow depth it also offers the fused operators of torch_npu that libraries reach (``npu_fusion_attention``,
+``npu_rms_norm``, ``npu_rotary_mul``, ``npu_swiglu``, ``_npu_dropout`` and their backward operators): real ``npu::``
+operators with torch_npu's schemas and CPU reference kernels (npu_ops.py), defined while the block runs.
+
+Everything else of torch_npu (its other operators such as ``torch_npu.npu_format_cast``, ``torch_npu.contrib``, unknown
 ``torch.npu`` names) raises an error naming it: :class:`NotSimulated` for attributes (an AttributeError, so
 ``hasattr`` and ``getattr`` with a default keep working), :class:`NotSimulatedModule` for submodule imports (a
 ModuleNotFoundError). :class:`StandInUse` records whether the script imported torch_npu and every name it asked
@@ -43,6 +47,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from npu_inductor_compat.tools.simulated import npu_ops  # imports no torch; registers nothing until asked
 
 __all__ = [
     "MARK",
@@ -93,6 +99,7 @@ class StandInUse:
     not_simulated: list[str] = field(default_factory=list)  # what it asked for that is not simulated, first ask first
     depth: str = "shallow"  # "shallow" or "wheel"
     wheel: Any = None  # at depth "wheel": the torch_npu_wheel.WheelDepth behind the stand-in
+    ops: Any = None  # at the shallow depth, once the script imported torch_npu: npu_ops' torch.library.Library
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready: ``{"imported": bool, "not_simulated": [names]}``; at depth "wheel" also ``"depth"`` and
@@ -197,6 +204,13 @@ class _Loader(importlib.abc.Loader):
         sys.modules[f"{PACKAGE}.npu"] = npu
         if self.wheel is not None:
             self.wheel.enter(module, npu)
+        elif _active is not None:  # torch_npu's fused operators, as torch_npu.<name> (torch.ops.npu.<name>)
+            import torch
+
+            if _active.ops is None:
+                _active.ops = npu_ops.register()
+            for name in npu_ops.NAMES:
+                setattr(module, name, getattr(torch.ops.npu, name))
 
 
 def _requested(found: str) -> str:
@@ -294,3 +308,5 @@ def torch_npu_standin(depth: str = "shallow", wheel_version: str | None = None) 
                     del sys.modules[name]
             if wheel is not None:
                 wheel.exit(sys.modules.get(DEVICE_MODULE))
+            if use.ops is not None:
+                use.ops._destroy()

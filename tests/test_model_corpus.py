@@ -1,0 +1,52 @@
+"""The real-model corpus table (tools/simulated/model_corpus.py): rejection classes and the markdown rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_inductor_compat.tools.simulated.model_corpus import rejection_class, table
+
+pytestmark = pytest.mark.once  # text handling only
+
+
+def test_a_rejection_class_drops_locations_names_and_numbers() -> None:
+    one = rejection_class("/build/x/graph_3/kernels/k.py:12:5: error: 'tt.reduce' op expects 4 operands, got 2")
+    two = rejection_class("/other/place/k2.py:80:1: error: 'tt.scan' op expects 1 operands, got 3")
+    assert one == two == "error: '…' op expects N operands, got N"
+    assert rejection_class("") == "(no message)"
+    assert len(rejection_class("x" * 500)) == 80 and rejection_class("x" * 500).endswith("…")
+    assertion = (
+        "triton-adapter-opt: /opt/llvm/include/llvm/Support/Casting.h:578: decltype(auto) llvm::cast(From *) "
+        "[To = mlir::scf::ForOp, From = mlir::Operation]: Assertion `isa<To>(Val)` failed."
+    )
+    assert rejection_class(assertion).startswith("triton-adapter-opt: llvm::cast(From *) [To = mlir::scf::ForOp,")
+    converter = "tao: /w/TritonOpConverter.cpp:501: virtual LogicalResult TTOpConverters::Reduce::matchAndRewrite("
+    assert rejection_class(converter) == "tao: TTOpConverters::Reduce::matchAndRewrite("
+
+
+def test_the_table_has_a_row_per_model_with_rejections_by_class() -> None:
+    entries = [
+        {
+            "model": "gpt2",
+            "exit": 1,
+            "graphs": 5,
+            "kernels": 61,
+            "accepted": 59,
+            "rejected": {"error: A": 2},
+            "triton_ascend": "3.2.0",
+            "error": None,
+        },
+        {
+            "model": "vit",
+            "exit": None,
+            "graphs": 0,
+            "kernels": 0,
+            "accepted": 0,
+            "rejected": {},
+            "error": "codegen exited 2: usage\nmore",
+        },
+    ]
+    lines = table(entries, "2.12.1").splitlines()
+    assert lines[0].startswith("torch 2.12.1, triton-ascend 3.2.0")
+    assert lines[4] == "| gpt2 | 1 | 5 | 61 | 59 | 2 `error: A` |"
+    assert lines[5] == "| vit | - | 0 | 0 | 0 | 0 (error: codegen exited 2: usage) |"
