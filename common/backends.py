@@ -19,10 +19,10 @@ import os
 import sys
 from dataclasses import dataclass
 
-from npu_inductor_compat.activation import Plan
 from npu_inductor_compat.common import layers, providers, torch_npu_names
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.common.option import current_value as current_option_value
+from npu_inductor_compat.linespec import Plan
 
 BACKEND_ENV = "TORCHINDUCTOR_NPU_BACKEND"
 DEFAULT_BACKEND = "triton"

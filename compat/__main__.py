@@ -182,8 +182,7 @@ def _version_text() -> str:
     from npu_inductor_compat import __version__
 
     try:
-        module = resolve()[1]
-        line = f"torch line {module.LINE}"
+        line = f"torch line {resolve()[1].name}"
     except (UnsupportedTorchVersion, ValueError) as err:
         line = f"no torch line: {err}"
     return f"npu-inductor-compat {__version__} ({line})"

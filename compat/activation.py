@@ -8,9 +8,10 @@ import os
 import platform
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from npu_inductor_compat.dispatch import LineChoice, resolve
+from npu_inductor_compat.linespec import Plan
 from npu_inductor_compat.patching import Journal, Patch, PatchError, absent_targets
 from npu_inductor_compat.registry import fix_records
 from npu_inductor_compat.state import STATE
@@ -19,29 +20,6 @@ from npu_inductor_compat.version import TORCH_VERSION_ENV, installed_versions
 log = logging.getLogger("npu_inductor_compat")
 
 DISABLE_ENV = "NPU_INDUCTOR_COMPAT_DISABLE"
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a version module wants applied for one backend (the device and backend layers), in order."""
-
-    backend: str | None
-    layers: tuple[Patch, ...]
-    # Things not done, with the reason (e.g. a provider package that is not installed).
-    skipped: tuple[tuple[str, str], ...] = ()
-    # Every layer record id this module knows, for validating NPU_INDUCTOR_COMPAT_DISABLE.
-    known_ids: frozenset[str] = frozenset()
-
-
-class LineModule(Protocol):
-    """What the dispatcher needs from a version module (see v*/__init__.py)."""
-
-    LINE: str
-    FIXES: tuple[Patch, ...]
-
-    def backend_plan(self, backend: str | None, source: str | None = None) -> Plan: ...
-
-    def normalise_backend(self, name: object, source: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -131,9 +109,9 @@ def _disable_ids(disable: object) -> tuple[str, ...]:
 def _activate(backend: str | None, disable: Iterable[str], source: str | None) -> dict[str, Any]:
     journal = STATE.journal
     with STATE.lock:
-        choice, module = resolve()
-        line = choice.line.module
-        plan: Plan = module.backend_plan(backend, source)
+        spec = resolve()[1]
+        line = spec.name
+        plan: Plan = spec.backend_plan(backend, source)
         records = fix_records(line)
         known = {record.id for record in records} | set(plan.known_ids) | {patch.id for patch in plan.layers}
         disabled = disabled_ids(known, disable)
@@ -191,8 +169,7 @@ def compiling_with_backend(requested: str | None, source: str) -> Iterator[None]
     inactive package."""
     with STATE.lock:
         if STATE.active and requested is not None:
-            module = resolve()[1]
-            wanted = module.normalise_backend(requested, source)
+            wanted = resolve()[1].normalise_backend(requested, source)
             if wanted != STATE.backend:
                 log.info("npu_inductor_compat: %s selects backend %r (was %r)", source, wanted, STATE.backend)
                 _activate(wanted, STATE.disabled, source)

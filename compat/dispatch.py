@@ -6,9 +6,9 @@ import importlib
 import logging
 import warnings
 from dataclasses import dataclass
-from types import ModuleType
 
 from npu_inductor_compat.envflags import env_flag
+from npu_inductor_compat.linespec import LineSpec, load_line
 from npu_inductor_compat.version import TORCH_VERSION_ENV, Release, TorchVersion, installed_torch, torch_version
 
 log = logging.getLogger("npu_inductor_compat")
@@ -205,8 +205,9 @@ def torch_line(version: str | None = None) -> str:
     return choose_line(version).line.module
 
 
-def resolve() -> tuple[LineChoice, ModuleType]:
-    """Choose and import the version module for the installed torch, once per process (kept in STATE)."""
+def resolve() -> tuple[LineChoice, LineSpec]:
+    """Choose and import the version module for the installed torch, once per process (kept in STATE); its LINE
+    is checked as it loads (linespec.MalformedLineModule names what a malformed one lacks)."""
     from npu_inductor_compat.state import STATE
 
     with STATE.lock:
@@ -224,9 +225,9 @@ def resolve() -> tuple[LineChoice, ModuleType]:
                     f"npu_inductor_compat: {choice.override_warning}", TorchVersionOverrideWarning, stacklevel=3
                 )
                 log.warning("npu_inductor_compat: %s", choice.override_warning)
-            module = importlib.import_module(choice.module_name)
+            spec = load_line(choice.line.module)
             log.info("npu_inductor_compat: using %s (%s)", choice.line.module, choice.reason)
-            STATE.resolution = (choice, module)
+            STATE.resolution = (choice, spec)
         return STATE.resolution
 
 

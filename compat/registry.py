@@ -1,16 +1,11 @@
-"""Every fix record the package knows, read from the version modules named in ``LINES``.
+"""Every fix record the package knows, read from the checked LINE of each version module named in ``LINES``.
 
-Each version module is the composition root of its line: its ``FIXES`` are the shared records of ``common`` built
-with its adapters, plus its own. This module reaches the version modules only by their names in ``LINES`` (never
-``common``); each must import cheaply on every torch line (torch is only touched inside the records' callables).
-The index (``python -m npu_inductor_compat fixes``, the README) is generated from these records.
-"""
+Reaches the version modules only by those names (never ``common``); the fixes index and the README come from here."""
 
 from __future__ import annotations
 
-import importlib
-
 from npu_inductor_compat import dispatch
+from npu_inductor_compat.linespec import load_line
 from npu_inductor_compat.patching import Patch
 
 
@@ -19,9 +14,9 @@ class RecordDeclarationError(RuntimeError):
 
 
 def line_fixes(line: str) -> tuple[Patch, ...]:
-    """The records the version module ``line`` applies (its FIXES), checked against each record's lines."""
-    module = importlib.import_module(f"npu_inductor_compat.{line}")
-    records: tuple[Patch, ...] = tuple(getattr(module, "FIXES", ()))
+    """The records the version module ``line`` applies (its LINE's fixes), checked against each record's lines; a
+    module without a well-formed LINE is a linespec.MalformedLineModule."""
+    records = load_line(line).fixes
     for record in records:
         if line not in record.applies_to():
             raise RecordDeclarationError(

@@ -76,8 +76,8 @@ def test_newer_than_tested_uses_newest_module_and_warns_at_resolve(
     assert choice.untested and "untested" in choice.reason
     monkeypatch.setenv(version.TORCH_VERSION_ENV, text)
     with pytest.warns(UntestedTorchVersionWarning, match="newer than the newest tested"):
-        _, module = dispatch.resolve()
-    assert module.LINE == "v2_15"
+        _, spec = dispatch.resolve()
+    assert spec.name == "v2_15"
     # resolved once: no second warning
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -163,8 +163,8 @@ def test_an_override_naming_another_release_warns_once_naming_both_and_the_line(
         caplog.at_level(logging.WARNING, logger="npu_inductor_compat"),
         pytest.warns(TorchVersionOverrideWarning) as seen,
     ):
-        choice, module = dispatch.resolve()
-    assert module.LINE == chosen
+        choice, spec = dispatch.resolve()
+    assert spec.name == chosen
     message = str(seen[0].message)
     assert f"{version.TORCH_VERSION_ENV}={other} differs from the installed torch {torch.__version__}" in message
     assert f"dispatching to {chosen} as the variable says" in message

@@ -382,7 +382,7 @@ def _without_fix_notes(ids: Sequence[str], report: dict[str, Any], torch_version
     from npu_inductor_compat.patching import absent_targets
     from npu_inductor_compat.registry import fix_records
 
-    layers = resolve()[1].backend_plan(report["backend"]).layers  # the backend's device/backend/config layers
+    layers = resolve()[1].backend_plan(report["backend"], None).layers  # the backend's device/backend/config layers
     records = {record.id: record for record in (*fix_records(), *layers)}
     listed = {fix["id"] for fix in report["fixes"]}
     notes = []
@@ -434,8 +434,7 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
         chosen_soc = soc.get_soc(args.soc if args.soc is not None else soc.DEFAULT_SOC)
     except ValueError as err:
         parser.error(f"--soc: {err}")
-    line_module = resolve()[1]
-    known = {record.id for record in fix_records()} | set(layers.all_layer_ids(line_module.ADAPTERS))
+    known = {record.id for record in fix_records()} | set(layers.all_layer_ids(resolve()[1].adapters))
     known |= {record.id for record in device.PROVIDER.records()}
     metadata: dict[str, Any] = {}
     if args.kernel_metadata is not None:
