@@ -27,6 +27,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from npu_inductor_compat.common import kernel_metadata
 from npu_inductor_compat.tools.simulated.output import (
     MANIFEST,
     MANIFEST_TOOL,
@@ -118,24 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-METADATA_KEYS = (
-    "workspace_size",
-    "lock_num",
-    "sync_block_lock_layout",
-    "lock_init_val",
-    "lock_init_value",
-    "mix_mode",
-    "auto_tile_and_bind_subblock",
-    "force_simt_only",
-    "is_pure_simt",
-    "parallel_mode",
-    "compile_on_910_95",
-    "shared_mem_dynamic_size",
-    "has_auto_blockify_blacklist_op",
-)
-TEXT_KEYS = ("mix_mode", "parallel_mode")
 # two names of one field: the compiler's, and the one triton-ascend 3.2.0's driver reads
 SAME_FIELD = (("lock_init_val", "lock_init_value"),)
+# kernel_metadata's FIELDS, each alias of SAME_FIELD right after the field it names
+METADATA_KEYS = tuple(
+    key for field in kernel_metadata.FIELDS for key in (field, *(b for a, b in SAME_FIELD if a == field))
+)
+TEXT_KEYS = ("mix_mode", "parallel_mode")
 
 
 def parse_kernel_metadata(text: str) -> dict[str, Any]:
