@@ -89,7 +89,8 @@ def match_graphs(
         for graph in sorted(graphs, key=lambda graph: graph["index"]):
             if graph.get("compile_id"):
                 key = (graph["compile_id"], graph.get("kind"))
-                found[(*key, seen[key])] = graph
+                numbered = (*key, seen[key])
+                found[numbered] = graph
                 seen[key] += 1
         return found
 
@@ -112,9 +113,9 @@ def match_graphs(
     if same_split:
         left_a = [graph for graph in a if graph["index"] not in pairs]
         left_b = [graph for graph in b if graph["index"] not in taken]
-        for _, graph, match in by_position(left_a, left_b):
-            if graph is not None and match is not None:
-                pairs[graph["index"]], how[graph["index"]] = match, "position"
+        for _, left, match in by_position(left_a, left_b):
+            if left is not None and match is not None:
+                pairs[left["index"]], how[left["index"]] = match, "position"
                 taken.add(match["index"])
     found: list[Pair] = []
     for graph in a:
