@@ -7,40 +7,19 @@ import logging
 import os
 import platform
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from npu_inductor_compat.dispatch import LineChoice, resolve
+from npu_inductor_compat.dispatch import resolve
+from npu_inductor_compat.lines import LineChoice
 from npu_inductor_compat.linespec import Plan
 from npu_inductor_compat.patching import Journal, Patch, PatchError, absent_targets
-from npu_inductor_compat.registry import fix_records
+from npu_inductor_compat.registry import Decision, fix_records
 from npu_inductor_compat.state import STATE
 from npu_inductor_compat.version import TORCH_VERSION_ENV, installed_versions
 
 log = logging.getLogger("npu_inductor_compat")
 
 DISABLE_ENV = "NPU_INDUCTOR_COMPAT_DISABLE"
-
-
-@dataclass(frozen=True)
-class Decision:
-    record: Patch
-    status: str  # "applied", "not needed", "skipped", "missing"
-    detail: str
-
-    def as_dict(self) -> dict[str, Any]:
-        record = self.record
-        return {
-            "id": record.id,
-            "layer": record.layer,
-            "status": self.status,
-            "detail": self.detail,
-            "why": record.why,
-            "upstream": record.upstream,
-            "remove_when": record.remove_when,
-            "lines": list(record.applies_to()),
-            "targets": list(record.targets),
-        }
 
 
 def disabled_ids(known: set[str], extra: Iterable[str] = ()) -> frozenset[str]:
@@ -182,11 +161,9 @@ def is_active() -> bool:
 
 def deactivate() -> list[str]:
     """Undo everything activate() applied, last first, and disarm zero-touch activation. Returns the ids undone."""
-    from npu_inductor_compat.autoload import disarm
-
     with STATE.lock:
         undone = STATE.journal.undo()
-        disarm()
+        STATE.disarm_autoload()
         STATE.forget_activation()
         return undone
 

@@ -102,7 +102,7 @@ class Patch:
     upstream: str
     remove_when: str
     changes: tuple[Change, ...]
-    # The version modules this record is written for; None: every line in the dispatcher's LINES (a shared
+    # The version modules this record is written for; None: every line in lines.LINES (a shared
     # mechanism), so a new line gets it without editing the record.
     lines: tuple[str, ...] | None = None
     layer: str = "fix"
@@ -138,9 +138,9 @@ class Patch:
         """The version modules this record is written for (``lines``, else every line of ``LINES``)."""
         if self.lines is not None:
             return self.lines
-        from npu_inductor_compat.dispatch import LINES
+        from npu_inductor_compat import lines  # here: importing the journal stays cheap for the autoload hook
 
-        return tuple(line.module for line in LINES)
+        return tuple(line.module for line in lines.LINES)
 
 
 def constant(value: Any) -> Callable[[Any], Any]:

@@ -4,13 +4,39 @@ Reaches the version modules only by those names (never ``common``); the fixes in
 
 from __future__ import annotations
 
-from npu_inductor_compat import dispatch
+from dataclasses import dataclass
+from typing import Any
+
+from npu_inductor_compat import lines
 from npu_inductor_compat.linespec import load_line
 from npu_inductor_compat.patching import Patch
 
 
 class RecordDeclarationError(RuntimeError):
     """A version module lists a record that is not written for its line, or two different records share an id."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One record's status on this torch, as activation decided it (status() and the matrix report it)."""
+
+    record: Patch
+    status: str  # "applied", "not needed", "skipped", "missing"
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        record = self.record
+        return {
+            "id": record.id,
+            "layer": record.layer,
+            "status": self.status,
+            "detail": self.detail,
+            "why": record.why,
+            "upstream": record.upstream,
+            "remove_when": record.remove_when,
+            "lines": list(record.applies_to()),
+            "targets": list(record.targets),
+        }
 
 
 def line_fixes(line: str) -> tuple[Patch, ...]:
@@ -28,7 +54,7 @@ def line_fixes(line: str) -> tuple[Patch, ...]:
 def fix_records(running: str | None = None) -> tuple[Patch, ...]:
     """Every line's records, each id once. The running line's objects come first (they carry its adapters); the
     other lines' own records follow, so the report can say whether upstream already has them here."""
-    order = [line.module for line in dispatch.LINES]  # read at call time: LINES is the one table
+    order = [line.module for line in lines.LINES]  # read at call time: LINES is the one table
     if running is not None:
         if running not in order:
             raise ValueError(f"unknown line {running!r}; lines: {', '.join(order)}")

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 from npu_inductor_compat.patching import Journal
 
 if TYPE_CHECKING:  # imported for annotations only: keeps `import torch`'s entry point cheap
-    from npu_inductor_compat.activation import Decision
-    from npu_inductor_compat.dispatch import LineChoice
+    from npu_inductor_compat.lines import LineChoice
     from npu_inductor_compat.linespec import LineSpec
+    from npu_inductor_compat.registry import Decision
 
 
 class PackageState:
@@ -35,6 +35,10 @@ class PackageState:
         self.disabled: frozenset[str] = frozenset()
         self.decisions: list[Decision] = []
         self.skipped: list[tuple[str, str]] = []
+
+    def disarm_autoload(self) -> None:
+        """Undo the zero-touch hook (autoload.arm applied it to its own journal here)."""
+        self.autoload_journal.undo()
 
     def forget_activation(self) -> None:
         self.active = False

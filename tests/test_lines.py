@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat import activation, dispatch, registry
+from npu_inductor_compat import activation, dispatch, lines, registry
 from npu_inductor_compat.common import compose
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.linespec import MalformedLineModule
@@ -48,7 +48,7 @@ def test_the_torch_npu_wheel_sessions_are_the_paired_lines() -> None:
 
 
 def test_every_line_module_composes_the_shared_records_with_its_own_adapters() -> None:
-    for line in dispatch.LINES:
+    for line in lines.LINES:
         spec = importlib.import_module(f"npu_inductor_compat.{line.module}").LINE
         assert isinstance(spec.adapters, LineAdapters) and spec.adapters.line == spec.name == line.module
         ids = [record.id for record in spec.fixes]
@@ -64,29 +64,29 @@ def test_torch_lines_and_lines_agree() -> None:
     tested = _torch_lines()
     for torch, module in tested.items():
         assert dispatch.torch_line(torch) == module, torch
-    assert {line.module for line in dispatch.LINES} == set(tested.values())
+    assert {line.module for line in lines.LINES} == set(tested.values())
 
 
 def test_record_lines_default_to_every_line_of_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     from npu_inductor_compat.common.flex import DECODING_SPLIT_FROM_DEVICE
 
     assert DECODING_SPLIT_FROM_DEVICE.lines is None
-    assert DECODING_SPLIT_FROM_DEVICE.applies_to() == tuple(line.module for line in dispatch.LINES)
-    extra = dispatch.Line("v9_9", (9, 9, 0), None, "synthetic")
-    monkeypatch.setattr(dispatch, "LINES", (*dispatch.LINES, extra))
+    assert DECODING_SPLIT_FROM_DEVICE.applies_to() == tuple(line.module for line in lines.LINES)
+    extra = lines.Line("v9_9", (9, 9, 0), None, "synthetic")
+    monkeypatch.setattr(lines, "LINES", (*lines.LINES, extra))
     assert "v9_9" in DECODING_SPLIT_FROM_DEVICE.applies_to()
 
 
 def _synthetic_line(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     """A new line the way a contributor adds one: a module composing the shared records with its adapters (here the
     newest line's answers), a LINES row, and nothing else."""
-    newest = importlib.import_module(f"npu_inductor_compat.{dispatch.LINES[-1].module}")
+    newest = importlib.import_module(f"npu_inductor_compat.{lines.LINES[-1].module}")
     module = types.ModuleType("npu_inductor_compat.v2_99")
     adapters = dataclasses.replace(newest.ADAPTERS, line="v2_99")
     module.LINE = compose.line_spec(module.__name__, adapters)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    last = dataclasses.replace(dispatch.LINES[-1], end=(2, 99, 0))
-    monkeypatch.setattr(dispatch, "LINES", (*dispatch.LINES[:-1], last, dispatch.Line("v2_99", (2, 99, 0), None, "x")))
+    last = dataclasses.replace(lines.LINES[-1], end=(2, 99, 0))
+    monkeypatch.setattr(lines, "LINES", (*lines.LINES[:-1], last, lines.Line("v2_99", (2, 99, 0), None, "x")))
     return module
 
 
@@ -154,7 +154,7 @@ def test_dispatch_checks_the_line_it_loads(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_line_adapters_missing_fields_are_named() -> None:
-    newest = importlib.import_module(f"npu_inductor_compat.{dispatch.LINES[-1].module}").LINE.adapters
+    newest = importlib.import_module(f"npu_inductor_compat.{lines.LINES[-1].module}").LINE.adapters
     partial = types.SimpleNamespace(line="v2_99", new_config_entry=newest.new_config_entry)
     with pytest.raises(MalformedLineModule) as refused:
         compose.line_spec("npu_inductor_compat.v2_99", partial)  # type: ignore[arg-type]
@@ -175,7 +175,7 @@ def test_line_differences_live_in_the_line_modules() -> None:
     distinct = {
         name: {
             importlib.import_module(f"npu_inductor_compat.{line.module}").ADAPTERS.__dict__[name]
-            for line in dispatch.LINES
+            for line in lines.LINES
         }
         for name in (
             "new_config_entry",
@@ -203,5 +203,5 @@ def test_status_reports_the_line_resolved_not_a_re_read_environment(
 
 def test_the_readme_version_lines_table_is_generated_from_lines() -> None:
     readme = (ROOT / "README.md").read_text()
-    block = readme.split(dispatch.LINES_START, 1)[1].split(dispatch.LINES_END, 1)[0]
-    assert block.strip() == dispatch.lines_table()
+    block = readme.split(lines.LINES_START, 1)[1].split(lines.LINES_END, 1)[0]
+    assert block.strip() == lines.lines_table()

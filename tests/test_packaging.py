@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.dispatch import LINES
+from npu_inductor_compat.lines import LINES
 
 ROOT = Path(__file__).resolve().parents[1]
 
