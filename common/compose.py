@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import fields
 
-from npu_inductor_compat.common import backends, flex, launch_fixes, torch_npu_fixes
+from npu_inductor_compat.common import backend_table, backends, flex, launch_fixes, torch_npu_fixes
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.linespec import LineSpec, MalformedLineModule, Plan, check_spec
 from npu_inductor_compat.patching import Patch
@@ -28,7 +28,7 @@ def backend_plan(explicit: str | None, adapters: LineAdapters, source: str | Non
 
 
 def normalise_backend(name: object, source: str) -> str:
-    return backends.normalise(name, source)
+    return backend_table.normalise(name, source)
 
 
 def check_adapters(module_name: str, adapters: object) -> LineAdapters:

@@ -408,13 +408,13 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"SCRIPT {args.script!r} is not a file")
 
     from npu_inductor_compat.activation import activate, deactivate, status
-    from npu_inductor_compat.common import backends, layers
+    from npu_inductor_compat.common import backend_table, layers
     from npu_inductor_compat.dispatch import resolve
     from npu_inductor_compat.registry import fix_records
 
     if args.backend is not None:
         try:
-            backends.normalise(args.backend, "--backend")
+            backend_table.normalise(args.backend, "--backend")
         except ValueError as err:
             parser.error(str(err))
     from npu_inductor_compat.tools.simulated import device, soc
