@@ -1,15 +1,14 @@
-"""How a version module assembles what it applies: common's shared records built with the line's adapters.
-
-A version module is the composition root: its ``FIXES`` are ``shared_fixes(ADAPTERS)`` plus its own records, and
-its ``backend_plan`` is ``backend_plan`` here with its adapters. A new torch line therefore gets every shared
-record by construction (tests/test_lines.py adds a synthetic line and checks it).
-"""
+"""How a version module declares its line: ``LINE = line_spec(__name__, ADAPTERS, own_fixes=...)``, one call; its
+fixes are common's shared records built with its adapters, then its own (so a new line gets every shared record)."""
 
 from __future__ import annotations
 
-from npu_inductor_compat.activation import Plan
-from npu_inductor_compat.common import backends, flex, launch_fixes, torch_npu_fixes
+from collections.abc import Iterable
+from dataclasses import fields
+
+from npu_inductor_compat.common import backend_table, backends, flex, launch_fixes, torch_npu_fixes
 from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.linespec import LineSpec, MalformedLineModule, Plan, check_spec
 from npu_inductor_compat.patching import Patch
 
 
@@ -29,4 +28,42 @@ def backend_plan(explicit: str | None, adapters: LineAdapters, source: str | Non
 
 
 def normalise_backend(name: object, source: str) -> str:
-    return backends.normalise(name, source)
+    return backend_table.normalise(name, source)
+
+
+def check_adapters(module_name: str, adapters: object) -> LineAdapters:
+    """``adapters`` as ``module_name``'s LineAdapters, or a MalformedLineModule naming each missing or wrong field."""
+    names = [field.name for field in fields(LineAdapters)]
+    if not isinstance(adapters, LineAdapters):
+        missing = [name for name in names if not hasattr(adapters, name)]
+        lacking = f"; it lacks {', '.join(missing)}" if missing else ""
+        raise MalformedLineModule(
+            f"{module_name}: adapters are a {type(adapters).__name__}, not a LineAdapters{lacking} "
+            f"(common/adapters.py; fields: {', '.join(names)})"
+        )
+    wrong = [
+        f"{field.name} is {getattr(adapters, field.name)!r}, not callable"
+        for field in fields(LineAdapters)
+        if field.type.startswith("Callable") and not callable(getattr(adapters, field.name))
+    ]
+    if wrong:
+        raise MalformedLineModule(f"{module_name}: adapters: {'; '.join(wrong)}")
+    return adapters
+
+
+def line_spec(module_name: str, adapters: LineAdapters, own_fixes: Iterable[Patch] = ()) -> LineSpec:
+    """The LINE of the version module ``module_name`` (pass ``__name__``): the shared records built with
+    ``adapters``, then ``own_fixes``; the backend plan with ``adapters``. Checked here and when dispatch loads it."""
+    checked = check_adapters(module_name, adapters)
+
+    def plan(backend: str | None, source: str | None = None) -> Plan:
+        return backend_plan(backend, checked, source)
+
+    spec = LineSpec(
+        name=module_name.rpartition(".")[2],
+        adapters=checked,
+        fixes=(*shared_fixes(checked), *own_fixes),
+        backend_plan=plan,
+        normalise_backend=normalise_backend,
+    )
+    return check_spec(module_name, spec)

@@ -17,6 +17,7 @@ from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
 from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.npu_launch import NPU_WRAPPER_HEADER
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 DEVICE = "npu"
@@ -208,10 +209,6 @@ def _building_with_npu_libraries(original: Callable[..., Any]) -> Callable[..., 
         )
 
     return get_cpp_torch_device_options
-
-
-# torch has no cpp_wrapper/npu.h: the wrapper includes the common header, then this package's runtime.
-NPU_WRAPPER_HEADER = "torch/csrc/inductor/cpp_wrapper/common.h"
 
 
 def _precompiling_the_common_header(original: Callable[..., Any]) -> Callable[..., Any]:

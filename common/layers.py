@@ -27,6 +27,7 @@ from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.common.option import PER_COMPILE_RECORD, option_record
 from npu_inductor_compat.common.providers import DeviceProvider
 from npu_inductor_compat.patching import Change, Patch, constant, wraps_original
+from npu_inductor_compat.targets import Target
 
 DEVICE = "npu"
 PR_40264 = "torch_npu PR 40264 (ascendc backend support for aclgraph capture/replay), torch_npu/_inductor/__init__.py"
@@ -555,28 +556,30 @@ def ascendc_layer(provider: DeviceProvider, adapters: LineAdapters) -> tuple[Pat
 
 
 # ------------------------------------------------------------------------------------------ provider loaders
-def _provider_loader(backend: str, steps: tuple[tuple[str, str | None], ...]) -> Patch:
-    """Import the provider modules that register a backend (calling a named function where one is needed).
+def _provider_loader(backend: str, steps: tuple[str, ...]) -> Patch:
+    """Import the provider modules that register a backend: each step a module, or a ``"module:function"`` to call.
 
     Journaled as a registration: whatever they write for "npu" into Inductor's backend and interface registries
     is undone exactly. A module imported before registers only once, so its first registration is kept and
     replayed on re-activation.
     """
     first_seen: dict[str, Any] = {}
+    parsed = tuple(Target.parse(step, attribute=False) for step in steps)
 
-    def load(import_module: Callable[[str], Any]) -> None:
+    def load(_import_module: Callable[[str], Any]) -> None:
         from torch._inductor.codegen import common
 
-        for module_name, function in steps:
-            module = import_module(module_name)
-            if function is not None:
-                getattr(module, function)()
+        for target in parsed:
+            found = target.resolve()
+            if target.qualname:
+                found()
         if DEVICE in common.device_codegens:
             first_seen.setdefault("codegen", common.device_codegens[DEVICE])
         elif "codegen" in first_seen:
             common.device_codegens[DEVICE] = first_seen["codegen"]
         else:
-            raise ImportError(f"importing {', '.join(m for m, _ in steps)} registered no 'npu' codegen for {backend}")
+            modules = ", ".join(target.module for target in parsed)
+            raise ImportError(f"importing {modules} registered no 'npu' codegen for {backend}")
 
     return Patch(
         id=f"{backend}-provider-loader",
@@ -596,11 +599,11 @@ def _provider_loader(backend: str, steps: tuple[tuple[str, str | None], ...]) ->
     )
 
 
-_MLIR_PLUGIN, _, _MLIR_REGISTER = torch_npu_names.qualname("mlir-plugin").partition(":")
+_MLIR_REGISTER = torch_npu_names.qualname("mlir-plugin")
 PROVIDER_LOADERS: dict[str, Patch] = {
-    "mlir": _provider_loader("mlir", ((_MLIR_PLUGIN, _MLIR_REGISTER),)),
-    "dvm": _provider_loader("dvm", ((_MLIR_PLUGIN, _MLIR_REGISTER), (torch_npu_names.module_of("dvm-fusion"), None))),
-    "ascendc": _provider_loader("ascendc", ((torch_npu_names.module_of("ascendc-package"), None),)),
+    "mlir": _provider_loader("mlir", (_MLIR_REGISTER,)),
+    "dvm": _provider_loader("dvm", (_MLIR_REGISTER, torch_npu_names.module_of("dvm-fusion"))),
+    "ascendc": _provider_loader("ascendc", (torch_npu_names.module_of("ascendc-package"),)),
 }
 
 

@@ -22,8 +22,7 @@ from torch._inductor.codegen.cpp_utils import cexpr
 from torch._inductor.virtualized import V
 
 from npu_inductor_compat.common.kernel_metadata import read_saved_launch_metadata
-from npu_inductor_compat.common.launch_fixes import NPU_WRAPPER_HEADER
-from npu_inductor_compat.common.npu_launch import NAMESPACE, ArgField, render_launch, runtime_source
+from npu_inductor_compat.common.npu_launch import NAMESPACE, NPU_WRAPPER_HEADER, ArgField, render_launch, runtime_source
 
 # How triton-ascend passes scalar kernel arguments (by signature): sub-32-bit floats travel as float, i1 as int32.
 SIGNATURE_CTYPES = {

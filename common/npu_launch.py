@@ -38,6 +38,8 @@ from npu_inductor_compat.common.kernel_metadata import CACHE_LINE_BYTES, INT64_B
 NAMESPACE = "npu_inductor_compat_rt"
 SLOTS_PER_LINE = CACHE_LINE_BYTES // INT64_BYTES
 RUNTIME_FILE = "npu_launch_runtime.h"
+# torch has no cpp_wrapper/npu.h: the wrapper includes the common header, then this package's runtime.
+NPU_WRAPPER_HEADER = "torch/csrc/inductor/cpp_wrapper/common.h"
 
 
 def runtime_source() -> str:

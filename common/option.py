@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.backend_table import normalise
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 OPTION = "npu_backend"
@@ -19,14 +20,12 @@ CONFIG_MODULE = "torch._inductor.config"
 
 class _ValidatesBackendName(type):
     def __instancecheck__(cls, value: object) -> bool:
-        from npu_inductor_compat.common.backends import normalise
-
         normalise(value, f"torch.compile option {OPTION!r}")  # raises ValueError naming the valid backends
         return True
 
 
 class NpuBackendName(str, metaclass=_ValidatesBackendName):
-    """The value type of the ``npu_backend`` option: a backend name from the table in common.backends."""
+    """The value type of the ``npu_backend`` option: a backend name from the table in common.backend_table."""
 
 
 # ------------------------------------------------------------------- line variants (chosen in common/adapters.py)

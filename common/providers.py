@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from npu_inductor_compat.common import torch_npu_names
 from npu_inductor_compat.patching import Patch
+from npu_inductor_compat.targets import Target
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,13 @@ def _torch_npu_codegen_classes() -> tuple[type, type, type | None]:
     return scheduling, wrapper, cpp_wrapper
 
 
-_RAW_STREAM_MODULE, _, _RAW_STREAM_NAME = torch_npu_names.qualname("raw-stream").partition(":")
+_RAW_STREAM = Target.parse(torch_npu_names.qualname("raw-stream"))
 
 TORCH_NPU = DeviceProvider(
     name="torch_npu",
     device_interface=_torch_npu_interface,
     # defined in torch_npu/_inductor/utils.py by every released line (the package re-exports it only on some)
-    raw_stream_import=f"from {_RAW_STREAM_MODULE} import {_RAW_STREAM_NAME} as {{name}}",
+    raw_stream_import=f"from {_RAW_STREAM.module} import {_RAW_STREAM.qualname} as {{name}}",
     summary="the real Ascend device (torch_npu + CANN)",
     codegen_classes=_torch_npu_codegen_classes,
 )

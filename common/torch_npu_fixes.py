@@ -28,6 +28,7 @@ from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
 from npu_inductor_compat.patching import Change, Patch, wraps_original
+from npu_inductor_compat.targets import Target
 
 FILTER_MASKS = torch_npu_names.qualname("index-kernel-filter-masks")
 PERSISTENT_REDUCTION = torch_npu_names.qualname("index-kernel-persistent-reduction")
@@ -44,9 +45,7 @@ def is_size_symbol(name: object) -> bool:
 
 
 def _index_kernel_module() -> Any:
-    import importlib
-
-    return importlib.import_module(FILTER_MASKS.partition(":")[0])
+    return Target.parse(FILTER_MASKS).import_module()
 
 
 def _ignoring_size_symbols(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -134,10 +133,7 @@ BUGGY_THRESHOLD = 4096  # what torch_npu 2.7.1.post11 uses on every SoC (right f
 
 
 def _on_ascend950() -> bool:
-    import importlib
-
-    module, _, name = ASCEND950.partition(":")
-    config = importlib.import_module(module)
+    config, name = Target.parse(ASCEND950).owner()
     if not hasattr(config, name):  # the probe asks first: activation, not a compile, reports it
         raise RuntimeError(f"torch_npu has no {ASCEND950}: cannot tell whether the SoC is an Ascend950")
     return bool(getattr(config, name))

@@ -7,9 +7,11 @@ Importing this module imports nothing of torch or torch_npu.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
+
+from npu_inductor_compat import targets
+from npu_inductor_compat.targets import Target
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,7 @@ def candidates(hook_id: str) -> tuple[str, ...]:
 def module_of(hook_id: str) -> str:
     """The module of a hook that names a module (or the module part of its only candidate)."""
     (candidate,) = candidates(hook_id)
-    return candidate.partition(":")[0]
+    return Target.parse(candidate, attribute=False).module
 
 
 def qualname(hook_id: str) -> str:
@@ -178,12 +180,8 @@ def first_defined(hook_id: str) -> Any:
     """Import the first candidate of ``hook_id`` that exists; ImportError listing every candidate tried."""
     problems = []
     for candidate in candidates(hook_id):
-        module_name, _, name = candidate.partition(":")
         try:
-            found: Any = importlib.import_module(module_name)
-            for part in name.split(".") if name else ():
-                found = getattr(found, part)
-            return found
+            return targets.resolve(candidate)
         except (ImportError, AttributeError) as err:
             problems.append(f"{candidate}: {err}")
     raise ImportError(f"torch_npu provides no {hook_id} ({'; '.join(problems)})")

@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["fixes"]:
         return _fixes(argv[1:])
     if argv[:1] == ["diff"]:
-        return _tool("npu_inductor_compat.tools.simulated.diff", "diff_main", argv[1:])
+        return _tool("npu_inductor_compat.tools.simulated.diff:diff_main", argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m npu_inductor_compat",
         description="Activate for the installed torch and report what was chosen and applied.",
@@ -166,14 +166,14 @@ def _codegen(argv: list[str]) -> int:
     except (UnsupportedTorchVersion, ValueError) as err:
         print(f"npu_inductor_compat codegen: {err}", file=sys.stderr)
         return 1
-    return _tool("npu_inductor_compat.tools.simulated.cli", "codegen_main", argv)
+    return _tool("npu_inductor_compat.tools.simulated.cli:codegen_main", argv)
 
 
-def _tool(module: str, function: str, argv: list[str]) -> int:
+def _tool(target: str, argv: list[str]) -> int:
     """Tools (the simulated NPU, the codegen diff) are loaded only when asked for: the runtime never imports them."""
-    import importlib
+    from npu_inductor_compat import targets
 
-    result: int = getattr(importlib.import_module(module), function)(argv)
+    result: int = targets.resolve(target)(argv)
     return result
 
 
@@ -182,8 +182,7 @@ def _version_text() -> str:
     from npu_inductor_compat import __version__
 
     try:
-        module = resolve()[1]
-        line = f"torch line {module.LINE}"
+        line = f"torch line {resolve()[1].name}"
     except (UnsupportedTorchVersion, ValueError) as err:
         line = f"no torch line: {err}"
     return f"npu-inductor-compat {__version__} ({line})"

@@ -7,62 +7,19 @@ import logging
 import os
 import platform
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from npu_inductor_compat.dispatch import LineChoice, resolve
+from npu_inductor_compat.dispatch import resolve
+from npu_inductor_compat.lines import LineChoice
+from npu_inductor_compat.linespec import Plan
 from npu_inductor_compat.patching import Journal, Patch, PatchError, absent_targets
-from npu_inductor_compat.registry import fix_records
+from npu_inductor_compat.registry import Decision, fix_records
 from npu_inductor_compat.state import STATE
 from npu_inductor_compat.version import TORCH_VERSION_ENV, installed_versions
 
 log = logging.getLogger("npu_inductor_compat")
 
 DISABLE_ENV = "NPU_INDUCTOR_COMPAT_DISABLE"
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a version module wants applied for one backend (the device and backend layers), in order."""
-
-    backend: str | None
-    layers: tuple[Patch, ...]
-    # Things not done, with the reason (e.g. a provider package that is not installed).
-    skipped: tuple[tuple[str, str], ...] = ()
-    # Every layer record id this module knows, for validating NPU_INDUCTOR_COMPAT_DISABLE.
-    known_ids: frozenset[str] = frozenset()
-
-
-class LineModule(Protocol):
-    """What the dispatcher needs from a version module (see v*/__init__.py)."""
-
-    LINE: str
-    FIXES: tuple[Patch, ...]
-
-    def backend_plan(self, backend: str | None, source: str | None = None) -> Plan: ...
-
-    def normalise_backend(self, name: object, source: str) -> str: ...
-
-
-@dataclass(frozen=True)
-class Decision:
-    record: Patch
-    status: str  # "applied", "not needed", "skipped", "missing"
-    detail: str
-
-    def as_dict(self) -> dict[str, Any]:
-        record = self.record
-        return {
-            "id": record.id,
-            "layer": record.layer,
-            "status": self.status,
-            "detail": self.detail,
-            "why": record.why,
-            "upstream": record.upstream,
-            "remove_when": record.remove_when,
-            "lines": list(record.applies_to()),
-            "targets": list(record.targets),
-        }
 
 
 def disabled_ids(known: set[str], extra: Iterable[str] = ()) -> frozenset[str]:
@@ -131,9 +88,9 @@ def _disable_ids(disable: object) -> tuple[str, ...]:
 def _activate(backend: str | None, disable: Iterable[str], source: str | None) -> dict[str, Any]:
     journal = STATE.journal
     with STATE.lock:
-        choice, module = resolve()
-        line = choice.line.module
-        plan: Plan = module.backend_plan(backend, source)
+        spec = resolve()[1]
+        line = spec.name
+        plan: Plan = spec.backend_plan(backend, source)
         records = fix_records(line)
         known = {record.id for record in records} | set(plan.known_ids) | {patch.id for patch in plan.layers}
         disabled = disabled_ids(known, disable)
@@ -191,8 +148,7 @@ def compiling_with_backend(requested: str | None, source: str) -> Iterator[None]
     inactive package."""
     with STATE.lock:
         if STATE.active and requested is not None:
-            module = resolve()[1]
-            wanted = module.normalise_backend(requested, source)
+            wanted = resolve()[1].normalise_backend(requested, source)
             if wanted != STATE.backend:
                 log.info("npu_inductor_compat: %s selects backend %r (was %r)", source, wanted, STATE.backend)
                 _activate(wanted, STATE.disabled, source)
@@ -205,11 +161,9 @@ def is_active() -> bool:
 
 def deactivate() -> list[str]:
     """Undo everything activate() applied, last first, and disarm zero-touch activation. Returns the ids undone."""
-    from npu_inductor_compat.autoload import disarm
-
     with STATE.lock:
         undone = STATE.journal.undo()
-        disarm()
+        STATE.disarm_autoload()
         STATE.forget_activation()
         return undone
 

@@ -110,7 +110,7 @@ def arm() -> None:
 
 
 def disarm() -> None:
-    STATE.autoload_journal.undo()
+    STATE.disarm_autoload()
 
 
 def autoload() -> None:

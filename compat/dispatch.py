@@ -1,19 +1,37 @@
-"""The dispatcher: a table of torch release ranges → version modules, resolved once, lazily, with importlib."""
+"""The dispatcher: the version module for a torch release, chosen from ``lines.LINES`` and loaded (its LINE
+checked) once, lazily, with importlib."""
 
 from __future__ import annotations
 
 import importlib
 import logging
 import warnings
-from dataclasses import dataclass
-from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
+from npu_inductor_compat import lines
 from npu_inductor_compat.envflags import env_flag
+from npu_inductor_compat.lines import Line, LineChoice, supported_lines_text
+from npu_inductor_compat.linespec import LineSpec, load_line
 from npu_inductor_compat.version import TORCH_VERSION_ENV, Release, TorchVersion, installed_torch, torch_version
 
 log = logging.getLogger("npu_inductor_compat")
 
 STRICT_ENV = "NPU_INDUCTOR_COMPAT_STRICT"
+
+
+# The table lives in compat/lines.py (the journal reads it and must not import the dispatcher). Readers of these
+# names here (tools/survey.py) get lines' current value, never a copy: patch lines.LINES, and dispatch sees it.
+_IN_LINES = ("LINES", "MIN_SUPPORTED", "NEWEST_TESTED")
+if TYPE_CHECKING:  # their types, for those readers
+    from npu_inductor_compat.lines import LINES as LINES
+    from npu_inductor_compat.lines import MIN_SUPPORTED as MIN_SUPPORTED
+    from npu_inductor_compat.lines import NEWEST_TESTED as NEWEST_TESTED
+
+
+def __getattr__(name: str) -> Any:
+    if name in _IN_LINES:
+        return getattr(lines, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class UnsupportedTorchVersion(ImportError):
@@ -29,108 +47,6 @@ class TorchVersionOverrideWarning(UserWarning):
     variable."""
 
 
-@dataclass(frozen=True)
-class Line:
-    """One version module and the torch releases it serves: ``first <= release < end``."""
-
-    module: str
-    first: Release
-    end: Release | None
-    summary: str
-
-    def covers(self, release: Release) -> bool:
-        return self.first <= release and (self.end is None or release < self.end)
-
-    @property
-    def span(self) -> str:
-        first = ".".join(map(str, self.first))
-        if self.end is None:
-            return f">= {first}"
-        return f"[{first}, {'.'.join(map(str, self.end))})"
-
-
-LINES: tuple[Line, ...] = (
-    Line(
-        "v2_7_1",
-        (2, 7, 1),
-        (2, 9, 0),
-        "torch 2.7.x-2.8.x: flex in kernel/flex_attention.py with a plain backward grid (its own two flex fixes); "
-        "unnamed option entries; built-in op overrides loaded before npu registers; no precompiled wrapper header",
-    ),
-    Line(
-        "v2_9",
-        (2, 9, 0),
-        (2, 12, 0),
-        "torch 2.9.x-2.11.x: flex in kernel/flex/ with symbolic grids; unnamed option entries; built-in op overrides "
-        "loaded before npu registers; the cpp_wrapper header is precompiled",
-    ),
-    Line(
-        "v2_12",
-        (2, 12, 0),
-        (2, 15, 0),
-        "torch 2.12.x-2.14.x: named (ContextVar) option entries; a per-device benchmarker registry; JIT and AOT C++ "
-        "includes asked separately (2.13+)",
-    ),
-    Line(
-        "v2_15",
-        (2, 15, 0),
-        None,
-        "torch 2.15.x and newer: no DEVICE_TO_ATEN (device_to_aten() asks the op overrides); the cpp_wrapper "
-        "two-pass check asks the device",
-    ),
-)
-
-# The oldest supported release line: a removal tag for a release at or below it is stale (tests/test_compat_tags.py).
-MIN_SUPPORTED: tuple[int, int] = (LINES[0].first[0], LINES[0].first[1])
-
-# The newest torch minor release the test matrix runs (noxfile.py's TORCH_LINES); anything newer gets a warning.
-NEWEST_TESTED: tuple[int, int] = (2, 15)
-
-
-LINES_START, LINES_END = "<!-- version-lines:start -->", "<!-- version-lines:end -->"
-
-
-def lines_table() -> str:
-    """The README's version-lines table, generated from LINES (tests/test_lines.py keeps the README in step)."""
-    rows = ["| module | torch | what differs |", "|---|---|---|"]
-    for line in LINES:
-        first = ".".join(map(str, line.first[:2])) + ".x"
-        if line.end is None:
-            span = f"{first} and newer"
-        else:
-            last_minor = (line.end[0], line.end[1] - 1)
-            span = first if last_minor == line.first[:2] else f"{first} - {last_minor[0]}.{last_minor[1]}.x"
-        rows.append(f"| `{line.module}` | {span} | {line.summary.split(': ', 1)[-1]} |")
-    return "\n".join(rows)
-
-
-def supported_lines_text() -> str:
-    return "; ".join(f"{line.module} for torch {line.span}" for line in LINES)
-
-
-@dataclass(frozen=True)
-class LineChoice:
-    """Which version module serves a torch version, and why."""
-
-    line: Line
-    version: TorchVersion
-    reason: str
-    # Set when the release is newer than the newest tested line: the text of the warning resolve() gives.
-    untested_warning: str | None = None
-    # The installed torch's version when NPU_INDUCTOR_COMPAT_TORCH_VERSION chose instead (None: not overridden, or
-    # torch's version cannot be read), and the warning resolve() gives when the two releases differ.
-    installed: str | None = None
-    override_warning: str | None = None
-
-    @property
-    def untested(self) -> bool:
-        return self.untested_warning is not None
-
-    @property
-    def module_name(self) -> str:
-        return f"npu_inductor_compat.{self.line.module}"
-
-
 def _strict() -> bool:
     return env_flag(STRICT_ENV, default=False)
 
@@ -141,12 +57,12 @@ def choose_line(version: str | None = None) -> LineChoice:
     found = torch_version(version)
     release = found.release
     build_note = f" (build {found.text!r} treated as release {found.release_text})" if found.mapped else ""
-    if release < LINES[0].first:
+    if release < lines.LINES[0].first:
         raise UnsupportedTorchVersion(
             f"torch {found.text} is older than the oldest supported release "
-            f"{'.'.join(map(str, LINES[0].first))}; supported lines: {supported_lines_text()}"
+            f"{'.'.join(map(str, lines.LINES[0].first))}; supported lines: {supported_lines_text()}"
         )
-    for line in LINES:
+    for line in lines.LINES:
         if line.covers(release):
             break
     else:  # pragma: no cover - the last line is open-ended
@@ -156,8 +72,8 @@ def choose_line(version: str | None = None) -> LineChoice:
     if override_warning is not None:
         reason += f"; the installed torch is {installed}"
     message = None
-    if release[:2] > NEWEST_TESTED:
-        newest = ".".join(map(str, NEWEST_TESTED))
+    if release[:2] > lines.NEWEST_TESTED:
+        newest = ".".join(map(str, lines.NEWEST_TESTED))
         message = (
             f"torch {found.text} is newer than the newest tested release line {newest}.x; "
             f"using {line.module}, the newest version module"
@@ -171,7 +87,7 @@ def choose_line(version: str | None = None) -> LineChoice:
 
 
 def _line_for(release: Release) -> Line | None:
-    return next((line for line in LINES if line.covers(release)), None)
+    return next((line for line in lines.LINES if line.covers(release)), None)
 
 
 def _override_check(found: TorchVersion, line: Line) -> tuple[str | None, str | None]:
@@ -205,8 +121,9 @@ def torch_line(version: str | None = None) -> str:
     return choose_line(version).line.module
 
 
-def resolve() -> tuple[LineChoice, ModuleType]:
-    """Choose and import the version module for the installed torch, once per process (kept in STATE)."""
+def resolve() -> tuple[LineChoice, LineSpec]:
+    """Choose and import the version module for the installed torch, once per process (kept in STATE); its LINE
+    is checked as it loads (linespec.MalformedLineModule names what a malformed one lacks)."""
     from npu_inductor_compat.state import STATE
 
     with STATE.lock:
@@ -224,9 +141,9 @@ def resolve() -> tuple[LineChoice, ModuleType]:
                     f"npu_inductor_compat: {choice.override_warning}", TorchVersionOverrideWarning, stacklevel=3
                 )
                 log.warning("npu_inductor_compat: %s", choice.override_warning)
-            module = importlib.import_module(choice.module_name)
+            spec = load_line(choice.line.module)
             log.info("npu_inductor_compat: using %s (%s)", choice.line.module, choice.reason)
-            STATE.resolution = (choice, module)
+            STATE.resolution = (choice, spec)
         return STATE.resolution
 
 

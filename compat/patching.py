@@ -8,12 +8,13 @@ upstream already has the fix (a probe) and when it can be deleted. Applying reco
 from __future__ import annotations
 
 import enum
-import importlib
 import logging
 import threading
 from collections.abc import Callable, Hashable, Iterable, MutableMapping, MutableSequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, TypeVar
+
+from npu_inductor_compat.targets import Target, TargetAttributeMissing, TargetModuleMissing
 
 log = logging.getLogger("npu_inductor_compat")
 
@@ -52,7 +53,7 @@ ChangeKind = Literal["attr", "list_item", "dict_item", "registration"]
 class Change:
     """One edit to a live object.
 
-    target: ``"package.module:Qual.name"``. The part before ``:`` is imported; the part after is walked with getattr.
+    target: ``"package.module:Qual.name"`` (read by compat/targets.py): the module is imported, the rest walked.
     kind:
       - ``attr``: set the attribute ``Qual.name`` to ``replacement(old)`` (``old`` is ABSENT when it did not exist);
       - ``list_item``: the target is a list; add ``replacement(the list)`` to it unless already present;
@@ -75,8 +76,10 @@ class Change:
 
     def __post_init__(self) -> None:
         for target in (self.target, *self.touches):
-            if ":" not in target or not all(target.split(":", 1)):
-                raise ValueError(f"change target {target!r} must look like 'package.module:Attribute.path'")
+            try:
+                Target.parse(target)
+            except ValueError as err:
+                raise ValueError(f"change {err}") from None
         if self.kind not in ("attr", "list_item", "dict_item", "registration"):
             raise ValueError(f"change kind {self.kind!r} must be one of attr, list_item, dict_item, registration")
         if self.kind == "registration" and not self.touches:
@@ -99,7 +102,7 @@ class Patch:
     upstream: str
     remove_when: str
     changes: tuple[Change, ...]
-    # The version modules this record is written for; None: every line in the dispatcher's LINES (a shared
+    # The version modules this record is written for; None: every line in lines.LINES (a shared
     # mechanism), so a new line gets it without editing the record.
     lines: tuple[str, ...] | None = None
     layer: str = "fix"
@@ -135,9 +138,9 @@ class Patch:
         """The version modules this record is written for (``lines``, else every line of ``LINES``)."""
         if self.lines is not None:
             return self.lines
-        from npu_inductor_compat.dispatch import LINES
+        from npu_inductor_compat import lines  # here: importing the journal stays cheap for the autoload hook
 
-        return tuple(line.module for line in LINES)
+        return tuple(line.module for line in lines.LINES)
 
 
 def constant(value: Any) -> Callable[[Any], Any]:
@@ -159,22 +162,11 @@ def wraps_original(original: Any) -> Callable[[_Replacement], _Replacement]:
 
 
 def _resolve_owner(patch_id: str, change: Change) -> tuple[Any, str]:
-    module_name, _, qualname = change.target.partition(":")
     try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as err:
-        raise PatchTargetMissing(
-            f"patch {patch_id!r}: target {change.target!r}: cannot import module {module_name!r} ({err})"
-        ) from err
-    parts = qualname.split(".")
-    walked = module_name
-    for part in parts[:-1]:
-        walked += f".{part}" if walked != module_name else f":{part}"
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r}: {walked} does not exist") from None
-    return obj, parts[-1]
+        owner: tuple[Any, str] = Target.parse(change.target).owner()
+    except (TargetModuleMissing, TargetAttributeMissing) as err:
+        raise PatchTargetMissing(f"patch {patch_id!r}: {err}") from err
+    return owner
 
 
 def _own_value(owner: Any, name: str) -> Any:

@@ -1,16 +1,14 @@
-"""Every fix record the package knows, read from the version modules named in ``LINES``.
+"""Every fix record the package knows, read from the checked LINE of each version module named in ``LINES``.
 
-Each version module is the composition root of its line: its ``FIXES`` are the shared records of ``common`` built
-with its adapters, plus its own. This module reaches the version modules only by their names in ``LINES`` (never
-``common``); each must import cheaply on every torch line (torch is only touched inside the records' callables).
-The index (``python -m npu_inductor_compat fixes``, the README) is generated from these records.
-"""
+Reaches the version modules only by those names (never ``common``); the fixes index and the README come from here."""
 
 from __future__ import annotations
 
-import importlib
+from dataclasses import dataclass
+from typing import Any
 
-from npu_inductor_compat import dispatch
+from npu_inductor_compat import lines
+from npu_inductor_compat.linespec import load_line
 from npu_inductor_compat.patching import Patch
 
 
@@ -18,10 +16,33 @@ class RecordDeclarationError(RuntimeError):
     """A version module lists a record that is not written for its line, or two different records share an id."""
 
 
+@dataclass(frozen=True)
+class Decision:
+    """One record's status on this torch, as activation decided it (status() and the matrix report it)."""
+
+    record: Patch
+    status: str  # "applied", "not needed", "skipped", "missing"
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        record = self.record
+        return {
+            "id": record.id,
+            "layer": record.layer,
+            "status": self.status,
+            "detail": self.detail,
+            "why": record.why,
+            "upstream": record.upstream,
+            "remove_when": record.remove_when,
+            "lines": list(record.applies_to()),
+            "targets": list(record.targets),
+        }
+
+
 def line_fixes(line: str) -> tuple[Patch, ...]:
-    """The records the version module ``line`` applies (its FIXES), checked against each record's lines."""
-    module = importlib.import_module(f"npu_inductor_compat.{line}")
-    records: tuple[Patch, ...] = tuple(getattr(module, "FIXES", ()))
+    """The records the version module ``line`` applies (its LINE's fixes), checked against each record's lines; a
+    module without a well-formed LINE is a linespec.MalformedLineModule."""
+    records = load_line(line).fixes
     for record in records:
         if line not in record.applies_to():
             raise RecordDeclarationError(
@@ -33,7 +54,7 @@ def line_fixes(line: str) -> tuple[Patch, ...]:
 def fix_records(running: str | None = None) -> tuple[Patch, ...]:
     """Every line's records, each id once. The running line's objects come first (they carry its adapters); the
     other lines' own records follow, so the report can say whether upstream already has them here."""
-    order = [line.module for line in dispatch.LINES]  # read at call time: LINES is the one table
+    order = [line.module for line in lines.LINES]  # read at call time: LINES is the one table
     if running is not None:
         if running not in order:
             raise ValueError(f"unknown line {running!r}; lines: {', '.join(order)}")

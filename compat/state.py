@@ -7,14 +7,14 @@ One ``STATE`` per process. Activation, the dispatcher and the zero-touch hook re
 from __future__ import annotations
 
 import threading
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from npu_inductor_compat.patching import Journal
 
 if TYPE_CHECKING:  # imported for annotations only: keeps `import torch`'s entry point cheap
-    from npu_inductor_compat.activation import Decision
-    from npu_inductor_compat.dispatch import LineChoice
+    from npu_inductor_compat.lines import LineChoice
+    from npu_inductor_compat.linespec import LineSpec
+    from npu_inductor_compat.registry import Decision
 
 
 class PackageState:
@@ -28,13 +28,17 @@ class PackageState:
         # The zero-touch hook (armed by the entry point, disarmed by deactivate()): a journal of its own, so
         # undoing an activation never disarms it.
         self.autoload_journal = Journal()
-        # The version module chosen for this process, and why (resolved once).
-        self.resolution: tuple[LineChoice, ModuleType] | None = None
+        # The version module chosen for this process, and why (resolved once): its checked LINE.
+        self.resolution: tuple[LineChoice, LineSpec] | None = None
         self.active = False
         self.backend: str | None = None
         self.disabled: frozenset[str] = frozenset()
         self.decisions: list[Decision] = []
         self.skipped: list[tuple[str, str]] = []
+
+    def disarm_autoload(self) -> None:
+        """Undo the zero-touch hook (autoload.arm applied it to its own journal here)."""
+        self.autoload_journal.undo()
 
     def forget_activation(self) -> None:
         self.active = False

@@ -199,7 +199,7 @@ def running_adapters() -> Any:
     """The adapters of the version module serving the installed torch."""
     from npu_inductor_compat.dispatch import resolve
 
-    return resolve()[1].ADAPTERS
+    return resolve()[1].adapters
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -11,6 +12,7 @@ import npu_inductor_compat
 from npu_inductor_compat import activation
 from npu_inductor_compat.common import layers
 from npu_inductor_compat.patching import Change, Patch, PatchError, constant
+from npu_inductor_compat.state import STATE
 
 
 def applied_ids() -> set[str]:
@@ -81,8 +83,8 @@ def test_failure_at_each_position_of_activation_leaves_torch_as_it_was(
 ) -> None:
     from npu_inductor_compat.dispatch import resolve
 
-    module = resolve()[1]
-    original_plan = module.backend_plan
+    choice, spec = resolve()
+    original_plan = spec.backend_plan
     size = len(original_plan(None).layers)
     assert size >= 8  # config + device + triton-family + registration records
     before = torch_state.snapshot()
@@ -94,7 +96,7 @@ def test_failure_at_each_position_of_activation_leaves_torch_as_it_was(
             layers.insert(position, _failing_record(position))
             return activation.Plan(plan.backend, tuple(layers), plan.skipped, plan.known_ids)
 
-        monkeypatch.setattr(module, "backend_plan", plan_with_failure)
+        monkeypatch.setattr(STATE, "resolution", (choice, dataclasses.replace(spec, backend_plan=plan_with_failure)))
         with pytest.raises(PatchError, match=f"injected-failure-{position}"):
             npu_inductor_compat.activate()
         torch_state.assert_same(before, torch_state.snapshot())
@@ -169,8 +171,8 @@ def test_deactivate_restores_exactly_and_reactivates(fake_provider: Any, torch_s
 def test_probe_that_raises_is_an_error_naming_the_record(fake_provider: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from npu_inductor_compat.dispatch import resolve
 
-    module = resolve()[1]
-    original_plan = module.backend_plan
+    choice, spec = resolve()
+    original_plan = spec.backend_plan
 
     def broken(_backend: Any, _source: Any = None) -> Any:
         plan = original_plan(None)
@@ -184,7 +186,7 @@ def test_probe_that_raises_is_an_error_naming_the_record(fake_provider: Any, mon
         )
         return activation.Plan(plan.backend, (*plan.layers, bad), plan.skipped, plan.known_ids)
 
-    monkeypatch.setattr(module, "backend_plan", broken)
+    monkeypatch.setattr(STATE, "resolution", (choice, dataclasses.replace(spec, backend_plan=broken)))
     with pytest.raises(PatchError, match="'bad-probe'.*ZeroDivisionError"):
         npu_inductor_compat.activate()
     assert applied_ids() == set()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import npu_inductor_compat
-from npu_inductor_compat.common import backends, layers
+from npu_inductor_compat.common import backend_table, backends, layers
 
 CONFIG_IDS = {"npu-backend-option", "npu-backend-per-compile"}
 DEVICE_IDS = {"npu-device-op-overrides", "npu-device-to-aten", "npu-device-interface", "npu-flex-attention-device"}
@@ -63,7 +63,7 @@ def test_each_backend_applies_exactly_its_layers(
 
     gpu_types = list(utils.GPU_TYPES)
     report = npu_inductor_compat.activate(backend)
-    assert report["backend"] == backends.normalise(backend, "test")
+    assert report["backend"] == backend_table.normalise(backend, "test")
     # records whose probe found upstream already has the fix on this line are "not needed", not applied
     assert applied_ids() == expected - not_needed_here()
     assert not (applied_ids() & absent)
@@ -135,7 +135,7 @@ TRITON_CHOICES = [
     ("the default", None, {}),
     ("activate('default')", "default", {}),
     ("activate('triton')", "triton", {}),
-    ("TORCHINDUCTOR_NPU_BACKEND", None, {backends.BACKEND_ENV: "triton"}),
+    ("TORCHINDUCTOR_NPU_BACKEND", None, {backend_table.BACKEND_ENV: "triton"}),
 ]
 
 
@@ -182,9 +182,11 @@ def test_without_triton_every_way_to_choose_triton_skips_the_same(
     fake_provider: Any, torch_state: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Triton is the runtime of the Triton family, like the device provider: missing, it skips, however chosen."""
-    missing = backends.Requirement("npu_inductor_compat_no_such_triton", "pip install triton-ascend")
+    missing = backend_table.Requirement("npu_inductor_compat_no_such_triton", "pip install triton-ascend")
     for name in ("triton", "mlir", "dvm"):
-        monkeypatch.setitem(backends.BACKENDS, name, dataclasses.replace(backends.BACKENDS[name], runtime=(missing,)))
+        monkeypatch.setitem(
+            backend_table.BACKENDS, name, dataclasses.replace(backend_table.BACKENDS[name], runtime=(missing,))
+        )
     before = torch_state.snapshot()
     reports = _reports_for_every_way_to_choose_triton(monkeypatch)
     torch_state.assert_same(before, torch_state.snapshot())
@@ -213,7 +215,7 @@ def test_without_a_device_provider_a_missing_provider_package_is_still_an_import
     try:
         before = torch_state.snapshot()
         if how == "env":
-            monkeypatch.setenv(backends.BACKEND_ENV, backend)
+            monkeypatch.setenv(backend_table.BACKEND_ENV, backend)
         with pytest.raises(ImportError) as caught:
             npu_inductor_compat.activate(backend if how == "argument" else None)
         torch_state.assert_same(before, torch_state.snapshot())
@@ -228,7 +230,7 @@ def test_without_a_device_provider_a_missing_provider_package_is_still_an_import
 @pytest.mark.parametrize("name", ["tirton", "", "ASCENDC ", 3, None])
 def test_unknown_backend_names_are_rejected_with_the_valid_names(name: Any, fake_provider: Any) -> None:
     if name == "ASCENDC ":
-        assert backends.normalise(name, "x") == "ascendc"  # case and spaces are forgiven
+        assert backend_table.normalise(name, "x") == "ascendc"  # case and spaces are forgiven
         return
     if name is None:
         assert backends.requested_backend(None) == ("triton", "default")
@@ -241,10 +243,10 @@ def test_unknown_backend_names_are_rejected_with_the_valid_names(name: Any, fake
 def test_env_var_selects_the_backend_and_is_validated(
     fake_provider: Any, fake_torch_npu: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(backends.BACKEND_ENV, "ascendc")
+    monkeypatch.setenv(backend_table.BACKEND_ENV, "ascendc")
     assert npu_inductor_compat.activate()["backend"] == "ascendc"
     npu_inductor_compat.deactivate()
-    monkeypatch.setenv(backends.BACKEND_ENV, "cuda")
+    monkeypatch.setenv(backend_table.BACKEND_ENV, "cuda")
     with pytest.raises(ValueError, match="TORCHINDUCTOR_NPU_BACKEND: unknown NPU backend 'cuda'"):
         npu_inductor_compat.activate()
 
@@ -278,7 +280,7 @@ def test_the_option_wins_over_the_env_var(
     import torch._inductor.config as config
 
     npu_inductor_compat.activate()
-    monkeypatch.setenv(backends.BACKEND_ENV, "mlir")
+    monkeypatch.setenv(backend_table.BACKEND_ENV, "mlir")
     with config.patch(npu_backend="ascendc"):
         assert npu_inductor_compat.activate()["backend"] == "ascendc"
 

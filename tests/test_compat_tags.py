@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_inductor_compat.dispatch import LINES, MIN_SUPPORTED, NEWEST_TESTED
+from npu_inductor_compat.lines import LINES, MIN_SUPPORTED, NEWEST_TESTED
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("compat", "common", "tools", *(line.module for line in LINES))

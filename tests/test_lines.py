@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat import activation, dispatch, registry
+from npu_inductor_compat import activation, dispatch, lines, registry
 from npu_inductor_compat.common import compose
 from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.linespec import MalformedLineModule
 from npu_inductor_compat.patching import Journal
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,15 +48,15 @@ def test_the_torch_npu_wheel_sessions_are_the_paired_lines() -> None:
 
 
 def test_every_line_module_composes_the_shared_records_with_its_own_adapters() -> None:
-    for line in dispatch.LINES:
-        module = importlib.import_module(f"npu_inductor_compat.{line.module}")
-        assert isinstance(module.ADAPTERS, LineAdapters) and module.ADAPTERS.line == line.module
-        ids = [record.id for record in module.FIXES]
-        assert [record.id for record in compose.shared_fixes(module.ADAPTERS)] == ids[
-            : len(compose.shared_fixes(module.ADAPTERS))
+    for line in lines.LINES:
+        spec = importlib.import_module(f"npu_inductor_compat.{line.module}").LINE
+        assert isinstance(spec.adapters, LineAdapters) and spec.adapters.line == spec.name == line.module
+        ids = [record.id for record in spec.fixes]
+        assert [record.id for record in compose.shared_fixes(spec.adapters)] == ids[
+            : len(compose.shared_fixes(spec.adapters))
         ]
         assert len(ids) == len(set(ids))
-        assert registry.line_fixes(line.module) == module.FIXES
+        assert registry.line_fixes(line.module) == spec.fixes
 
 
 def test_torch_lines_and_lines_agree() -> None:
@@ -63,30 +64,29 @@ def test_torch_lines_and_lines_agree() -> None:
     tested = _torch_lines()
     for torch, module in tested.items():
         assert dispatch.torch_line(torch) == module, torch
-    assert {line.module for line in dispatch.LINES} == set(tested.values())
+    assert {line.module for line in lines.LINES} == set(tested.values())
 
 
 def test_record_lines_default_to_every_line_of_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     from npu_inductor_compat.common.flex import DECODING_SPLIT_FROM_DEVICE
 
     assert DECODING_SPLIT_FROM_DEVICE.lines is None
-    assert DECODING_SPLIT_FROM_DEVICE.applies_to() == tuple(line.module for line in dispatch.LINES)
-    extra = dispatch.Line("v9_9", (9, 9, 0), None, "synthetic")
-    monkeypatch.setattr(dispatch, "LINES", (*dispatch.LINES, extra))
+    assert DECODING_SPLIT_FROM_DEVICE.applies_to() == tuple(line.module for line in lines.LINES)
+    extra = lines.Line("v9_9", (9, 9, 0), None, "synthetic")
+    monkeypatch.setattr(lines, "LINES", (*lines.LINES, extra))
     assert "v9_9" in DECODING_SPLIT_FROM_DEVICE.applies_to()
 
 
 def _synthetic_line(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     """A new line the way a contributor adds one: a module composing the shared records with its adapters (here the
     newest line's answers), a LINES row, and nothing else."""
-    newest = importlib.import_module(f"npu_inductor_compat.{dispatch.LINES[-1].module}")
+    newest = importlib.import_module(f"npu_inductor_compat.{lines.LINES[-1].module}")
     module = types.ModuleType("npu_inductor_compat.v2_99")
-    module.LINE = "v2_99"  # type: ignore[attr-defined]
-    module.ADAPTERS = dataclasses.replace(newest.ADAPTERS, line="v2_99")  # type: ignore[attr-defined]
-    module.FIXES = compose.shared_fixes(module.ADAPTERS)  # type: ignore[attr-defined]
+    adapters = dataclasses.replace(newest.ADAPTERS, line="v2_99")
+    module.LINE = compose.line_spec(module.__name__, adapters)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    last = dataclasses.replace(dispatch.LINES[-1], end=(2, 99, 0))
-    monkeypatch.setattr(dispatch, "LINES", (*dispatch.LINES[:-1], last, dispatch.Line("v2_99", (2, 99, 0), None, "x")))
+    last = dataclasses.replace(lines.LINES[-1], end=(2, 99, 0))
+    monkeypatch.setattr(lines, "LINES", (*lines.LINES[:-1], last, lines.Line("v2_99", (2, 99, 0), None, "x")))
     return module
 
 
@@ -94,7 +94,7 @@ def test_a_synthetic_line_gets_every_shared_record_and_none_is_skipped_for_it(mo
     module = _synthetic_line(monkeypatch)
     assert dispatch.torch_line("2.99.0") == "v2_99"
     records = registry.fix_records("v2_99")
-    shared = {record.id for record in module.FIXES}
+    shared = {record.id for record in module.LINE.fixes}
     assert shared <= {record.id for record in records}
     journal = Journal()
     for record in records:
@@ -111,9 +111,60 @@ def test_a_synthetic_line_gets_every_shared_record_and_none_is_skipped_for_it(mo
 def test_a_line_listing_a_record_not_written_for_it_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     module = _synthetic_line(monkeypatch)
     own = importlib.import_module("npu_inductor_compat.v2_7_1.flex").SYMBOLIC_BACKWARD_GRID
-    monkeypatch.setattr(module, "FIXES", (*module.FIXES, own))
+    monkeypatch.setattr(module, "LINE", dataclasses.replace(module.LINE, fixes=(*module.LINE.fixes, own)))
     with pytest.raises(registry.RecordDeclarationError, match="v2_99 lists fix 'flex-backward-symbolic-grid'"):
         registry.fix_records("v2_99")
+
+
+def test_a_line_module_without_a_well_formed_line_is_refused_naming_what_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Loading a version module checks its LINE: none, the wrong type or a malformed spec is an error naming the module
+    and what is wrong (no longer a line that silently applies no fix)."""
+    module = _synthetic_line(monkeypatch)
+    good = module.LINE
+    monkeypatch.delattr(module, "LINE")
+    with pytest.raises(MalformedLineModule, match=r"npu_inductor_compat\.v2_99 declares no LINE; .*compose\.line_spec"):
+        registry.line_fixes("v2_99")
+    monkeypatch.setattr(module, "LINE", "v2_99", raising=False)  # the old declaration: a name, FIXES beside it
+    with pytest.raises(MalformedLineModule, match=r"npu_inductor_compat\.v2_99\.LINE is a str, not a LineSpec"):
+        registry.fix_records()
+    bad = dataclasses.replace(good, name="v2_98", fixes=(*good.fixes, "flex-fix"), normalise_backend=None)
+    monkeypatch.setattr(module, "LINE", bad)
+    with pytest.raises(MalformedLineModule) as refused:
+        registry.line_fixes("v2_99")
+    message = str(refused.value)
+    assert message.startswith("npu_inductor_compat.v2_99.LINE: name is 'v2_98', not 'v2_99'; ")
+    assert f"fixes[{len(good.fixes)}] is a str, not a Patch" in message
+    assert "normalise_backend is not callable" in message
+
+
+@pytest.mark.filterwarnings("ignore::npu_inductor_compat.dispatch.TorchVersionOverrideWarning")
+@pytest.mark.filterwarnings("ignore::npu_inductor_compat.dispatch.UntestedTorchVersionWarning")
+def test_dispatch_checks_the_line_it_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _synthetic_line(monkeypatch)
+    monkeypatch.setattr(module, "LINE", dataclasses.replace(module.LINE, fixes=list(module.LINE.fixes)))
+    monkeypatch.setenv("NPU_INDUCTOR_COMPAT_TORCH_VERSION", "2.99.0")
+    dispatch._forget_resolution()
+    try:
+        with pytest.raises(MalformedLineModule, match=r"v2_99\.LINE: fixes is a list, not a tuple of Patch"):
+            dispatch.resolve()
+    finally:
+        dispatch._forget_resolution()
+
+
+def test_line_adapters_missing_fields_are_named() -> None:
+    newest = importlib.import_module(f"npu_inductor_compat.{lines.LINES[-1].module}").LINE.adapters
+    partial = types.SimpleNamespace(line="v2_99", new_config_entry=newest.new_config_entry)
+    with pytest.raises(MalformedLineModule) as refused:
+        compose.line_spec("npu_inductor_compat.v2_99", partial)  # type: ignore[arg-type]
+    message = str(refused.value)
+    assert message.startswith("npu_inductor_compat.v2_99: adapters are a SimpleNamespace, not a LineAdapters; it lacks")
+    lacks = message.split("it lacks ", 1)[1].split(" (", 1)[0].split(", ")
+    assert "config_changed" in lacks and "cpp_wrapper_class" in lacks and "new_config_entry" not in lacks
+    unset = dataclasses.replace(newest, line="v2_99", config_changed=None)
+    with pytest.raises(MalformedLineModule, match=r"v2_99: adapters: config_changed is None, not callable"):
+        compose.line_spec("npu_inductor_compat.v2_99", unset)
 
 
 def test_line_differences_live_in_the_line_modules() -> None:
@@ -124,7 +175,7 @@ def test_line_differences_live_in_the_line_modules() -> None:
     distinct = {
         name: {
             importlib.import_module(f"npu_inductor_compat.{line.module}").ADAPTERS.__dict__[name]
-            for line in dispatch.LINES
+            for line in lines.LINES
         }
         for name in (
             "new_config_entry",
@@ -152,5 +203,5 @@ def test_status_reports_the_line_resolved_not_a_re_read_environment(
 
 def test_the_readme_version_lines_table_is_generated_from_lines() -> None:
     readme = (ROOT / "README.md").read_text()
-    block = readme.split(dispatch.LINES_START, 1)[1].split(dispatch.LINES_END, 1)[0]
-    assert block.strip() == dispatch.lines_table()
+    block = readme.split(lines.LINES_START, 1)[1].split(lines.LINES_END, 1)[0]
+    assert block.strip() == lines.lines_table()

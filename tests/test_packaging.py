@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.dispatch import LINES
+from npu_inductor_compat.lines import LINES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,71 +118,6 @@ def test_no_bare_imports_of_source_folders() -> None:
         if pattern.search(path.read_text())
     ]
     assert offenders == []
-
-
-def _imported_names(path: Path) -> list[str]:
-    """Modules a file imports: import statements, and string arguments of importlib.import_module / __import__."""
-    import ast
-
-    names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        elif isinstance(node, ast.Call) and node.args:
-            func = node.func
-            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if called in ("import_module", "__import__"):
-                first = node.args[0]
-                if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                    names.append(first.value)
-                elif isinstance(first, ast.JoinedStr):  # f"npu_inductor_compat.{name}": its constant prefix
-                    names.append("".join(v.value for v in first.values if isinstance(v, ast.Constant)) + "<dynamic>")
-    return names
-
-
-# Who may import whom: compat reaches the version modules only by name from LINES (never common, a v* or a tool
-# statically); common never a version module or a tool; no version module another or a tool; tools anything runtime.
-def _forbidden() -> dict[str, tuple[str, ...]]:
-    return {
-        "compat": ("common", *LINE_FOLDERS),
-        "common": (*LINE_FOLDERS, "tools"),
-        **{line: (*(other for other in LINE_FOLDERS if other != line), "tools") for line in LINE_FOLDERS},
-    }
-
-
-def dependency_problems(root: Path) -> list[str]:
-    problems = []
-    for folder, banned in _forbidden().items():
-        for path in (root / folder).rglob("*.py"):
-            for name in _imported_names(path):
-                parts = name.split(".")
-                if parts[0] == "npu_inductor_compat" and len(parts) > 1 and parts[1] in banned:
-                    problems.append(f"{path.relative_to(root)} imports {name}")
-    return problems
-
-
-@pytest.mark.once
-def test_dependency_direction() -> None:
-    """v* -> common -> compat, tools -> anything runtime; importlib string imports count as imports."""
-    assert dependency_problems(ROOT) == []
-
-
-@pytest.mark.once
-def test_the_dependency_check_sees_importlib_string_imports(tmp_path: Path) -> None:
-    """The check reads import_module("...") strings, f-strings included: a cycle hidden that way is caught."""
-    for folder in SOURCE_FOLDERS:
-        (tmp_path / folder).mkdir()
-    (tmp_path / "compat" / "sneaky.py").write_text(
-        'import importlib\nimportlib.import_module("npu_inductor_compat.common.layers")\n'
-    )
-    (tmp_path / "common" / "sneaky.py").write_text(
-        'import importlib\nline = "v2_9"\nimportlib.import_module(f"npu_inductor_compat.v2_9.{line}")\n'
-    )
-    problems = dependency_problems(tmp_path)
-    assert "compat/sneaky.py imports npu_inductor_compat.common.layers" in problems
-    assert any(problem.startswith("common/sneaky.py imports npu_inductor_compat.v2_9.") for problem in problems)
 
 
 @pytest.mark.once

@@ -18,7 +18,7 @@ from npu_inductor_compat.registry import fix_records
 from npu_inductor_compat.tools import survey
 
 ROOT = Path(__file__).resolve().parents[1]
-from npu_inductor_compat.dispatch import LINES  # noqa: E402
+from npu_inductor_compat.lines import LINES  # noqa: E402
 
 LINE_FOLDERS = tuple(line.module for line in LINES)
 SOURCE_FOLDERS = ("compat", "common", "tools", *LINE_FOLDERS)

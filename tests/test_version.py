@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 import npu_inductor_compat
-from npu_inductor_compat import dispatch, version
+from npu_inductor_compat import dispatch, lines, version
 from npu_inductor_compat.dispatch import (
     TorchVersionOverrideWarning,
     UnsupportedTorchVersion,
@@ -72,12 +72,12 @@ def test_newer_than_tested_uses_newest_module_and_warns_at_resolve(
     text: str, release: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     choice = dispatch.choose_line(text)
-    assert choice.line.module == dispatch.LINES[-1].module == "v2_15"
+    assert choice.line.module == lines.LINES[-1].module == "v2_15"
     assert choice.untested and "untested" in choice.reason
     monkeypatch.setenv(version.TORCH_VERSION_ENV, text)
     with pytest.warns(UntestedTorchVersionWarning, match="newer than the newest tested"):
-        _, module = dispatch.resolve()
-    assert module.LINE == "v2_15"
+        _, spec = dispatch.resolve()
+    assert spec.name == "v2_15"
     # resolved once: no second warning
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -117,7 +117,7 @@ def test_too_old_is_an_import_error_listing_the_lines(text: str) -> None:
         npu_inductor_compat.torch_line(text)
     assert isinstance(caught.value, ImportError)
     message = str(caught.value)
-    assert text in message and all(line.module in message for line in dispatch.LINES)
+    assert text in message and all(line.module in message for line in lines.LINES)
 
 
 @pytest.mark.parametrize("text", MALFORMED)
@@ -163,8 +163,8 @@ def test_an_override_naming_another_release_warns_once_naming_both_and_the_line(
         caplog.at_level(logging.WARNING, logger="npu_inductor_compat"),
         pytest.warns(TorchVersionOverrideWarning) as seen,
     ):
-        choice, module = dispatch.resolve()
-    assert module.LINE == chosen
+        choice, spec = dispatch.resolve()
+    assert spec.name == chosen
     message = str(seen[0].message)
     assert f"{version.TORCH_VERSION_ENV}={other} differs from the installed torch {torch.__version__}" in message
     assert f"dispatching to {chosen} as the variable says" in message
@@ -220,10 +220,10 @@ def test_installed_torch_is_detected() -> None:
 
 
 def test_lines_are_contiguous_and_cover_everything_from_the_oldest() -> None:
-    lines = dispatch.LINES
-    for before, after in itertools.pairwise(lines):
+    table = lines.LINES
+    for before, after in itertools.pairwise(table):
         assert before.end == after.first
-    assert lines[-1].end is None
+    assert table[-1].end is None
 
 
 def test_newest_tested_matches_the_noxfile_matrix() -> None:
@@ -240,4 +240,4 @@ def test_newest_tested_matches_the_noxfile_matrix() -> None:
         and getattr(node.targets[0] if isinstance(node, ast.Assign) else node.target, "id", "") == "TORCH_LINES"
     )
     newest = max(version.parse_release(v)[:2] for v in tested)
-    assert newest == dispatch.NEWEST_TESTED
+    assert newest == lines.NEWEST_TESTED

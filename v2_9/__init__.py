@@ -1,26 +1,11 @@
 """Version module for torch 2.9.x-2.11.x: flex in kernel/flex/ with symbolic grids, unnamed option entries, built-in
-op overrides loaded before registering npu, a precompiled cpp_wrapper header.
-
-The composition root of its line: the shared records of common built with this line's adapters, plus its own.
-"""
+op overrides loaded before registering npu, a precompiled cpp_wrapper header. Declares one LINE."""
 
 from __future__ import annotations
 
-from npu_inductor_compat.activation import Plan
 from npu_inductor_compat.common import compose
-from npu_inductor_compat.patching import Patch
 from npu_inductor_compat.v2_9.adapters import ADAPTERS
 
-LINE = "v2_9"
+LINE = compose.line_spec(__name__, ADAPTERS)
 
-# Every fix record this line applies: the shared ones, then its own.
-FIXES: tuple[Patch, ...] = compose.shared_fixes(ADAPTERS)
-
-
-def backend_plan(backend: str | None, source: str | None = None) -> Plan:
-    return compose.backend_plan(backend, ADAPTERS, source)
-
-
-normalise_backend = compose.normalise_backend
-
-__all__ = ["ADAPTERS", "FIXES", "LINE", "backend_plan", "normalise_backend"]
+__all__ = ["ADAPTERS", "LINE"]

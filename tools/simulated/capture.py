@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from npu_inductor_compat.patching import Change, Journal, Patch, wraps_original
 from npu_inductor_compat.tools.simulated.settings import Settings, applied, in_every_thread, with_caches_off
@@ -102,6 +102,11 @@ class KernelDefinition(NamedTuple):
     source: str | None  # the kernel's own source (for "triton": a module with the @triton.jit function), if literal
 
 
+def is_async_compile(func: ast.expr) -> TypeGuard[ast.Attribute]:
+    """Whether a call's function is ``async_compile.<method>`` (how a wrapper defines each kernel)."""
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "async_compile"
+
+
 def kernel_definition(fragment: str) -> KernelDefinition:
     """Read a kernel as the wrapper defines it, ``name = async_compile.triton('name', '''source''', ...)``: which
     method, and the source it passes (for Triton, a complete module: imports, the autotuning decorator, the kernel)."""
@@ -110,12 +115,7 @@ def kernel_definition(fragment: str) -> KernelDefinition:
     except SyntaxError:
         return KernelDefinition(None, None)
     for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "async_compile"
-        ):
+        if isinstance(node, ast.Call) and is_async_compile(node.func):
             texts = [arg.value for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
             return KernelDefinition(node.func.attr, texts[1] if len(texts) >= 2 else None)
     return KernelDefinition(None, None)

@@ -27,6 +27,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from npu_inductor_compat.common import kernel_metadata
 from npu_inductor_compat.tools.simulated.output import (
     MANIFEST,
     MANIFEST_TOOL,
@@ -118,24 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-METADATA_KEYS = (
-    "workspace_size",
-    "lock_num",
-    "sync_block_lock_layout",
-    "lock_init_val",
-    "lock_init_value",
-    "mix_mode",
-    "auto_tile_and_bind_subblock",
-    "force_simt_only",
-    "is_pure_simt",
-    "parallel_mode",
-    "compile_on_910_95",
-    "shared_mem_dynamic_size",
-    "has_auto_blockify_blacklist_op",
-)
-TEXT_KEYS = ("mix_mode", "parallel_mode")
 # two names of one field: the compiler's, and the one triton-ascend 3.2.0's driver reads
 SAME_FIELD = (("lock_init_val", "lock_init_value"),)
+# kernel_metadata's FIELDS, each alias of SAME_FIELD right after the field it names
+METADATA_KEYS = tuple(
+    key for field in kernel_metadata.FIELDS for key in (field, *(b for a, b in SAME_FIELD if a == field))
+)
+TEXT_KEYS = ("mix_mode", "parallel_mode")
 
 
 def parse_kernel_metadata(text: str) -> dict[str, Any]:
@@ -382,7 +372,7 @@ def _without_fix_notes(ids: Sequence[str], report: dict[str, Any], torch_version
     from npu_inductor_compat.patching import absent_targets
     from npu_inductor_compat.registry import fix_records
 
-    layers = resolve()[1].backend_plan(report["backend"]).layers  # the backend's device/backend/config layers
+    layers = resolve()[1].backend_plan(report["backend"], None).layers  # the backend's device/backend/config layers
     records = {record.id: record for record in (*fix_records(), *layers)}
     listed = {fix["id"] for fix in report["fixes"]}
     notes = []
@@ -418,13 +408,13 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"SCRIPT {args.script!r} is not a file")
 
     from npu_inductor_compat.activation import activate, deactivate, status
-    from npu_inductor_compat.common import backends, layers
+    from npu_inductor_compat.common import backend_table, layers
     from npu_inductor_compat.dispatch import resolve
     from npu_inductor_compat.registry import fix_records
 
     if args.backend is not None:
         try:
-            backends.normalise(args.backend, "--backend")
+            backend_table.normalise(args.backend, "--backend")
         except ValueError as err:
             parser.error(str(err))
     from npu_inductor_compat.tools.simulated import device, soc
@@ -434,8 +424,7 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
         chosen_soc = soc.get_soc(args.soc if args.soc is not None else soc.DEFAULT_SOC)
     except ValueError as err:
         parser.error(f"--soc: {err}")
-    line_module = resolve()[1]
-    known = {record.id for record in fix_records()} | set(layers.all_layer_ids(line_module.ADAPTERS))
+    known = {record.id for record in fix_records()} | set(layers.all_layer_ids(resolve()[1].adapters))
     known |= {record.id for record in device.PROVIDER.records()}
     metadata: dict[str, Any] = {}
     if args.kernel_metadata is not None:

@@ -61,8 +61,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npu_inductor_compat.patching import ABSENT  # a key present on one side only: shown as (absent)
 from npu_inductor_compat.tools.simulated import diff_graphs
-from npu_inductor_compat.tools.simulated.capture import kernel_definition
+from npu_inductor_compat.tools.simulated.capture import is_async_compile, kernel_definition
+from npu_inductor_compat.tools.simulated.diff_graphs import KernelName
 from npu_inductor_compat.tools.simulated.diff_input import (  # noqa: F401 (MANIFEST_VERSIONS, load: this module's API)
     MANIFEST_VERSIONS,
     CodegenOutput,
@@ -85,16 +87,6 @@ OPTION_KEYS = ("argv", "backend", "soc", "cpp_wrapper", "dynamic_flag", "without
 # Counted as differences. A graph's compile id is shown in its heading, and Dynamo's recompile reasons are not
 # compared: their wording changes between torch releases while the generated code may not.
 GRAPH_FIELDS = ("status", "device", "dynamic", "wrapper")
-
-
-class _Absent:
-    """A key present on one side only."""
-
-    def __repr__(self) -> str:
-        return "(absent)"
-
-
-ABSENT = _Absent()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -332,16 +324,12 @@ def _column(line: str, utf8_offset: int) -> int:
     return len(line.encode()[:utf8_offset].decode(errors="ignore"))
 
 
-def _is_async_compile(func: ast.expr) -> bool:
-    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "async_compile"
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Comparing
 
 
 @dataclass
-class Change:
+class Difference:
     """One value that differs: a summary field, an option, a fix status or a launch-metadata key."""
 
     key: str
@@ -378,7 +366,7 @@ def _moves(a: list[str], b: list[str]) -> str:
 
 
 def _shown(value: Any, cap: int | None) -> str:
-    text = repr(value)
+    text = "(absent)" if value is ABSENT else repr(value)
     return text if cap is None or len(text) <= cap else text[: cap - 3] + "..."
 
 
@@ -394,7 +382,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def compare_values(a: Any, b: Any, key: str = "") -> list[Change]:
+def compare_values(a: Any, b: Any, key: str = "") -> list[Difference]:
     """Key-by-key differences of two metadata values (dicts and constructor calls recursively, lists of the same
     length item by item). A signature whose argument list differs also gets one change first saying where
     arguments were added, removed or replaced: the launch passes them by position."""
@@ -402,7 +390,7 @@ def compare_values(a: Any, b: Any, key: str = "") -> list[Change]:
         moved = compare_values(list(a.args), list(b.args), key) if a.args != b.args else []
         return moved + compare_values(dict(a.kwargs), dict(b.kwargs), key)
     if isinstance(a, dict) and isinstance(b, dict):
-        changes: list[Change] = []
+        changes: list[Difference] = []
         for name in [*a, *(name for name in b if name not in a)]:
             if isinstance(name, str):
                 child = f"{key}.{name}" if key else name
@@ -410,13 +398,13 @@ def compare_values(a: Any, b: Any, key: str = "") -> list[Change]:
                 child = f"{key}[{name!r}]"
             changes += compare_values(a.get(name, ABSENT), b.get(name, ABSENT), child)
         if key.endswith("signature") and list(a) != list(b):
-            changes.insert(0, Change(f"{key} (arguments)", list(a), list(b), _moves(list(a), list(b))))
+            changes.insert(0, Difference(f"{key} (arguments)", list(a), list(b), _moves(list(a), list(b))))
         return changes
     if isinstance(a, list | tuple) and isinstance(b, list | tuple) and len(a) == len(b) and type(a) is type(b):
         return [
             change for i, (x, y) in enumerate(zip(a, b, strict=True)) for change in compare_values(x, y, f"{key}[{i}]")
         ]
-    return [] if _same(a, b) else [Change(key, a, b)]
+    return [] if _same(a, b) else [Difference(key, a, b)]
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -462,9 +450,9 @@ class KernelDiff:
     b: str | None
     status: str  # "same", "renamed" (otherwise the same), "changed", "added", "removed"
     matched_by: str | None = None  # "name", "numbering", "content", "position"
-    defined_with: Change | None = None
-    heuristic: Change | None = None
-    launch: list[Change] = field(default_factory=list)
+    defined_with: Difference | None = None
+    heuristic: Difference | None = None
+    launch: list[Difference] = field(default_factory=list)
     launch_omitted: int = 0
     body: TextDiff | None = None
     note: str | None = None
@@ -500,7 +488,7 @@ class GraphDiff:
     kind: str
     a: dict[str, Any] | None
     b: dict[str, Any] | None
-    changes: list[Change] = field(default_factory=list)
+    changes: list[Difference] = field(default_factory=list)
     kernels: list[KernelDiff] = field(default_factory=list)
     wrappers: list[WrapperDiff] = field(default_factory=list)
 
@@ -585,28 +573,6 @@ def match_graphs(
     labels = {("A", graph["index"]): _label(key) for key, graph in graph_keys(a).items()}
     labels |= {("B", graph["index"]): _label(key) for key, graph in graph_keys(b).items()}
     return diff_graphs.match_graphs(a, b, _by_position, lambda side, graph: labels[(side, graph["index"])])
-
-
-_NAME = re.compile(r"^(?P<stem>.*?)(?:_(?P<number>\d+))?$")
-
-
-@dataclass(frozen=True)
-class KernelName:
-    """``triton_poi_fused_cos_mul_0``: stem ``triton_poi_fused_cos_mul``, number ``0``, kind ``triton_poi``, fused
-    ops ``fused_cos_mul``."""
-
-    stem: str
-    number: str | None
-    kind: str
-    ops: str
-
-    @classmethod
-    def parse(cls, name: str) -> KernelName:
-        found = _NAME.match(name)
-        stem, number = (found["stem"], found["number"]) if found else (name, None)
-        words = stem.split("_")
-        size = 2 if words[0] == "triton" and len(words) > 2 else 1
-        return cls(stem, number, "_".join(words[:size]), "_".join(words[size:]))
 
 
 def match_kernels(
@@ -703,9 +669,9 @@ def compare_kernel(
     result = KernelDiff(name_a, name_b, "same", rule)
     method_a, method_b = side_a.defined_with(name_a), side_b.defined_with(name_b)
     if method_a != method_b:
-        result.defined_with = Change("defined_with", method_a, method_b)
+        result.defined_with = Difference("defined_with", method_a, method_b)
     if kernel_a.heuristic != kernel_b.heuristic:
-        result.heuristic = Change("heuristic", kernel_a.heuristic, kernel_b.heuristic)
+        result.heuristic = Difference("heuristic", kernel_a.heuristic, kernel_b.heuristic)
     if kernel_a.launch is not None and kernel_b.launch is not None:
         launch = compare_values(_strip_launch(kernel_a.launch), _strip_launch(kernel_b.launch))
         cap = settings.cap(META_CAP)
@@ -750,7 +716,7 @@ def _collapse(text: str, cpp: str | None) -> str:
     for node in tree.body:
         if isinstance(node, ast.Assign) and node.end_lineno is not None:
             value = node.value
-            if isinstance(value, ast.Call) and _is_async_compile(value.func):
+            if isinstance(value, ast.Call) and is_async_compile(value.func):
                 first = node.lineno - 1
                 while first > 0 and lines[first - 1].lstrip().startswith("#"):
                     first -= 1
@@ -797,10 +763,10 @@ def compare_graph(
         if key in graph_a or key in graph_b:
             value_a, value_b = graph_a.get(key, ABSENT), graph_b.get(key, ABSENT)
             if value_a != value_b:
-                result.changes.append(Change(key, value_a, value_b))
+                result.changes.append(Difference(key, value_a, value_b))
     error_a, error_b = _error_text(graph_a), _error_text(graph_b)
     if error_a != error_b:
-        result.changes.append(Change("error", error_a, error_b))
+        result.changes.append(Difference("error", error_a, error_b))
     side_a, side_b = _GraphSide(output_a, graph_a), _GraphSide(output_b, graph_b)
     pairs = match_kernels(
         side_a.names, side_b.names, lambda side, name: (side_a if side == "a" else side_b).own_text(name)
@@ -858,8 +824,8 @@ class Report:
     a: CodegenOutput
     b: CodegenOutput
     warnings: list[str]
-    fixes: list[Change]
-    script_error: Change | None
+    fixes: list[Difference]
+    script_error: Difference | None
     graphs: list[GraphDiff]
     split: str | None = None  # how the graph split changed, when it did
 
@@ -942,12 +908,12 @@ def compare(a: CodegenOutput, b: CodegenOutput, settings: Settings | None = None
     settings = settings or Settings()
     fixes_a, fixes_b = a.summary.get("fixes") or {}, b.summary.get("fixes") or {}
     fixes = [
-        Change(fix, fixes_a.get(fix, ABSENT), fixes_b.get(fix, ABSENT))
+        Difference(fix, fixes_a.get(fix, ABSENT), fixes_b.get(fix, ABSENT))
         for fix in [*fixes_a, *(fix for fix in fixes_b if fix not in fixes_a)]
         if fixes_a.get(fix, ABSENT) != fixes_b.get(fix, ABSENT)
     ]
     error_a, error_b = _error_text(a.summary, "script_error"), _error_text(b.summary, "script_error")
-    script_error = None if error_a == error_b else Change("script_error", error_a, error_b)
+    script_error = None if error_a == error_b else Difference("script_error", error_a, error_b)
     graphs = [
         compare_graph(label, a, graph_a, b, graph_b, settings)
         for label, graph_a, graph_b in match_graphs(a.graphs, b.graphs)
@@ -1013,7 +979,7 @@ def render(report: Report, verbose: bool = False, full: bool = False) -> str:
     return "\n".join(out)
 
 
-def common_launch_changes(report: Report) -> list[Change]:
+def common_launch_changes(report: Report) -> list[Difference]:
     """The launch-metadata changes every changed kernel with launch metadata shares (a torch upgrade's new
     defaults), when there are at least two such kernels and COMMON_MIN such changes: shown once, not per kernel."""
     launches = [

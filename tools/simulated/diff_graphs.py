@@ -6,11 +6,31 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 Graph = dict[str, Any]
 Pair = tuple[str, Graph | None, Graph | None]
-_NUMBER = re.compile(r"_\d+$")
+_NAME = re.compile(r"^(?P<stem>.*?)(?:_(?P<number>\d+))?$")
+
+
+@dataclass(frozen=True)
+class KernelName:
+    """``triton_poi_fused_cos_mul_0``: stem ``triton_poi_fused_cos_mul``, number ``0``, kind ``triton_poi``, fused
+    ops ``fused_cos_mul``."""
+
+    stem: str
+    number: str | None
+    kind: str
+    ops: str
+
+    @classmethod
+    def parse(cls, name: str) -> KernelName:
+        found = _NAME.match(name)
+        stem, number = (found["stem"], found["number"]) if found else (name, None)
+        words = stem.split("_")
+        size = 2 if words[0] == "triton" and len(words) > 2 else 1
+        return cls(stem, number, "_".join(words[:size]), "_".join(words[size:]))
 
 
 def _frame(graph: Graph) -> str | None:
@@ -43,8 +63,9 @@ def split_change(a: Sequence[Graph], b: Sequence[Graph]) -> str | None:
 
 def _structure(graph: Graph) -> tuple[str, tuple[str, ...]]:
     """A graph's kind and its kernels without their numbers (``triton_poi_fused_add_0`` -> ``triton_poi_fused_add``)."""
-    kernels = graph.get("kernels") if isinstance(graph.get("kernels"), list) else []
-    return str(graph.get("kind")), tuple(sorted(_NUMBER.sub("", str(name)) for name in kernels))
+    kernels = graph.get("kernels")
+    names = kernels if isinstance(kernels, list) else []
+    return str(graph.get("kind")), tuple(sorted(KernelName.parse(str(name)).stem for name in names))
 
 
 def match_graphs(
@@ -68,7 +89,8 @@ def match_graphs(
         for graph in sorted(graphs, key=lambda graph: graph["index"]):
             if graph.get("compile_id"):
                 key = (graph["compile_id"], graph.get("kind"))
-                found[(*key, seen[key])] = graph
+                numbered = (*key, seen[key])
+                found[numbered] = graph
                 seen[key] += 1
         return found
 
@@ -91,9 +113,9 @@ def match_graphs(
     if same_split:
         left_a = [graph for graph in a if graph["index"] not in pairs]
         left_b = [graph for graph in b if graph["index"] not in taken]
-        for _, graph, match in by_position(left_a, left_b):
-            if graph is not None and match is not None:
-                pairs[graph["index"]], how[graph["index"]] = match, "position"
+        for _, left, match in by_position(left_a, left_b):
+            if left is not None and match is not None:
+                pairs[left["index"]], how[left["index"]] = match, "position"
                 taken.add(match["index"])
     found: list[Pair] = []
     for graph in a:

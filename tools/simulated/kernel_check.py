@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
+from npu_inductor_compat.targets import Target
 
 SITE_ENV = "NPU_INDUCTOR_COMPAT_TRITON_ASCEND"
 TRITON_ASCEND = "3.2.0"  # the release on PyPI (its only one)
@@ -678,11 +679,7 @@ CHECK_TIMEOUT = 600.0  # one kernel's check takes well under a second
 def _resolve_method(target: str) -> tuple[Any, Callable[..., Any]]:
     """``"module:Class.method"`` -> (an instance of Class made without running its ``__init__``, the function).
     torch_npu's ``make_ttir_for_check`` reads nothing of its ``self`` (a scheduling, which needs a scheduler)."""
-    module_name, _, qualname = target.partition(":")
-    owner_name, _, method = qualname.rpartition(".")
-    owner: Any = importlib.import_module(module_name)
-    for part in owner_name.split("."):
-        owner = getattr(owner, part)
+    owner, method = Target.parse(target).owner()
     return owner.__new__(owner), getattr(owner, method)
 
 

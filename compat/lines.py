@@ -1,0 +1,110 @@
+"""The torch release lines: ``LINES``, the one table of version modules and the releases each serves, and the
+choice of one (`LineChoice`). Pure data: dispatch chooses from it, the journal and the registry read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from npu_inductor_compat.version import Release, TorchVersion
+
+
+@dataclass(frozen=True)
+class Line:
+    """One version module and the torch releases it serves: ``first <= release < end``."""
+
+    module: str
+    first: Release
+    end: Release | None
+    summary: str
+
+    def covers(self, release: Release) -> bool:
+        return self.first <= release and (self.end is None or release < self.end)
+
+    @property
+    def span(self) -> str:
+        first = ".".join(map(str, self.first))
+        if self.end is None:
+            return f">= {first}"
+        return f"[{first}, {'.'.join(map(str, self.end))})"
+
+
+LINES: tuple[Line, ...] = (
+    Line(
+        "v2_7_1",
+        (2, 7, 1),
+        (2, 9, 0),
+        "torch 2.7.x-2.8.x: flex in kernel/flex_attention.py with a plain backward grid (its own two flex fixes); "
+        "unnamed option entries; built-in op overrides loaded before npu registers; no precompiled wrapper header",
+    ),
+    Line(
+        "v2_9",
+        (2, 9, 0),
+        (2, 12, 0),
+        "torch 2.9.x-2.11.x: flex in kernel/flex/ with symbolic grids; unnamed option entries; built-in op overrides "
+        "loaded before npu registers; the cpp_wrapper header is precompiled",
+    ),
+    Line(
+        "v2_12",
+        (2, 12, 0),
+        (2, 15, 0),
+        "torch 2.12.x-2.14.x: named (ContextVar) option entries; a per-device benchmarker registry; JIT and AOT C++ "
+        "includes asked separately (2.13+)",
+    ),
+    Line(
+        "v2_15",
+        (2, 15, 0),
+        None,
+        "torch 2.15.x and newer: no DEVICE_TO_ATEN (device_to_aten() asks the op overrides); the cpp_wrapper "
+        "two-pass check asks the device",
+    ),
+)
+
+# The oldest supported release line: a removal tag for a release at or below it is stale (tests/test_compat_tags.py).
+MIN_SUPPORTED: tuple[int, int] = (LINES[0].first[0], LINES[0].first[1])
+
+# The newest torch minor release the test matrix runs (noxfile.py's TORCH_LINES); anything newer gets a warning.
+NEWEST_TESTED: tuple[int, int] = (2, 15)
+
+
+LINES_START, LINES_END = "<!-- version-lines:start -->", "<!-- version-lines:end -->"
+
+
+def lines_table() -> str:
+    """The README's version-lines table, generated from LINES (tests/test_lines.py keeps the README in step)."""
+    rows = ["| module | torch | what differs |", "|---|---|---|"]
+    for line in LINES:
+        first = ".".join(map(str, line.first[:2])) + ".x"
+        if line.end is None:
+            span = f"{first} and newer"
+        else:
+            last_minor = (line.end[0], line.end[1] - 1)
+            span = first if last_minor == line.first[:2] else f"{first} - {last_minor[0]}.{last_minor[1]}.x"
+        rows.append(f"| `{line.module}` | {span} | {line.summary.split(': ', 1)[-1]} |")
+    return "\n".join(rows)
+
+
+def supported_lines_text() -> str:
+    return "; ".join(f"{line.module} for torch {line.span}" for line in LINES)
+
+
+@dataclass(frozen=True)
+class LineChoice:
+    """Which version module serves a torch version, and why."""
+
+    line: Line
+    version: TorchVersion
+    reason: str
+    # Set when the release is newer than the newest tested line: the text of the warning resolve() gives.
+    untested_warning: str | None = None
+    # The installed torch's version when NPU_INDUCTOR_COMPAT_TORCH_VERSION chose instead (None: not overridden, or
+    # torch's version cannot be read), and the warning resolve() gives when the two releases differ.
+    installed: str | None = None
+    override_warning: str | None = None
+
+    @property
+    def untested(self) -> bool:
+        return self.untested_warning is not None
+
+    @property
+    def module_name(self) -> str:
+        return f"npu_inductor_compat.{self.line.module}"
