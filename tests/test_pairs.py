@@ -1,5 +1,5 @@
-"""The pairs table (tools/simulated/pairs.py): its shape, and each row against its wheel's METADATA and PyPI (slow
-tier: downloads)."""
+"""The pairs table (tools/simulated/pairs.py): its shape, the tables derived from it, and each row against its wheel's
+METADATA and PyPI (slow tier: downloads)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from npu_inductor_compat.tools import survey
-from npu_inductor_compat.tools.simulated import pairs
+from npu_inductor_compat.tools.simulated import headers, pairs, torch_npu_wheel
 
 PLATFORM_WHEEL = re.compile(r"-cp311-cp311-manylinux[^-]*x86_64\.whl$")
 
@@ -36,6 +36,23 @@ def test_the_table_has_one_row_per_release_each_naming_a_torch_its_pin_allows() 
     assert pairs.pair("2.12.0.post3").torch == "2.12.0" and pairs.pair("2.9.0.post9").torch == "2.9.0"
     with pytest.raises(ValueError, match=r"torch_npu 2\.9\.0\.post8 is not in the pairs table .*: 2\.7\.1\.post11, "):
         pairs.pair("2.9.0.post8")
+
+
+def test_the_provider_and_the_header_check_read_their_pairs_from_the_table() -> None:
+    assert (
+        torch_npu_wheel.PAIRED
+        == {pairs.pair(release).torch: release for release in torch_npu_wheel.STUBBED}
+        == {"2.7.1": "2.7.1.post11", "2.9.0": "2.9.0.post9", "2.12.0": "2.12.0.post3"}
+    )
+    assert set(torch_npu_wheel.STUBBED) == set(torch_npu_wheel.RELEASES)
+    # headers: by minor, the newest release of the table that ships the ACL launch API
+    expected = {
+        pairs.minor(row.torch): row.torch_npu for row in pairs.PAIRS if row.torch_npu not in headers.NO_LAUNCH_API
+    }
+    assert headers.PAIRED_TORCH_NPU == expected
+    assert headers.PAIRED_TORCH_NPU["2.9"] == "2.9.0.post9" and headers.PAIRED_TORCH_NPU["2.14"] == "2.14.0"
+    assert set(headers.UNPAIRED) == {"2.8"}
+    assert set(headers.PAIRED_TORCH_NPU.values()) | set(headers.NO_LAUNCH_API) == {row.torch_npu for row in pairs.PAIRS}
 
 
 def test_requires_torch_reads_the_pin_as_written() -> None:
