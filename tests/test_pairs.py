@@ -8,6 +8,7 @@ import re
 import urllib.error
 import urllib.request
 import zipfile
+from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
@@ -53,6 +54,11 @@ def test_the_provider_and_the_header_check_read_their_pairs_from_the_table() -> 
     assert headers.PAIRED_TORCH_NPU["2.9"] == "2.9.0.post9" and headers.PAIRED_TORCH_NPU["2.14"] == "2.14.0"
     assert set(headers.UNPAIRED) == {"2.8"}
     assert set(headers.PAIRED_TORCH_NPU.values()) | set(headers.NO_LAUNCH_API) == {row.torch_npu for row in pairs.PAIRS}
+
+
+def test_the_survey_docs_show_the_table_as_it_is() -> None:
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "torch-npu-survey.md").read_text()
+    assert pairs.markdown() in docs, "docs/torch-npu-survey.md: paste pairs.markdown() over its pairs table"
 
 
 def test_requires_torch_reads_the_pin_as_written() -> None:
