@@ -32,11 +32,11 @@ CORE_LINES = ("2.7.1", "2.9.1", "2.12.1")
 # parsing, CLI usage errors, the SoC table, ...) run on this line only; every other test runs on every line.
 ONCE_LINE = "2.12.1"
 
-# The torch releases whose torch_npu release the torch_npu-wheel provider runs (tools/simulated/torch_npu_wheel.py
-# PAIRED, by minor; a test keeps the two in step). Each torch_npu release is built for one torch (2.9.0.post9 for
-# 2.9.0, 2.12.0.post3 for 2.12.0): its minor's core release stands in for it here, as in the tests.
-TORCH_NPU_LINES = ("2.7.1", "2.9.1", "2.12.1")
-
+# The torch releases the torch_npu-wheel provider runs torch_npu on: exactly the torch each stubbed release's wheel
+# requires (tools/simulated/pairs.py; torch_npu_wheel.py PAIRED, a test keeps the two in step): 2.7.1.post11 on
+# 2.7.1, 2.9.0.post9 on 2.9.0, 2.12.0.post3 on 2.12.0. The core lines 2.9.1 and 2.12.1 have no such pair: there
+# the provider's tests skip, naming the torch to install.
+TORCH_NPU_LINES = ("2.7.1", "2.9.0", "2.12.0")
 
 nox.options.sessions = [
     "lint",
@@ -115,16 +115,19 @@ def typecheck(session: nox.Session) -> None:
 @nox.session
 def matrix(session: nox.Session) -> None:
     """The fix-by-torch-line table: `fixes --json` in a venv per torch line, rendered into fixes_matrix.md; and on
-    the lines the torch_npu-wheel provider pairs, the same with torch_npu's code loaded, into torch_npu_matrix.md."""
+    the exact torch each torch_npu release the torch_npu-wheel provider runs requires (TORCH_NPU_LINES), the same
+    with torch_npu's code loaded, into torch_npu_matrix.md."""
     results: list[str] = []
     with_torch_npu: list[str] = []
-    for torch in TORCH_LINES:
+    for torch in dict.fromkeys([*TORCH_LINES, *TORCH_NPU_LINES]):
         venv = f".nox/matrix-torch-{torch.replace('.', '-')}"
         session.run("uv", "venv", "--quiet", "--allow-existing", venv, external=True)
         session.run("uv", "pip", "install", "--quiet", "--python", venv, f"torch=={torch}", "-e", ".", external=True)
-        path = f"{venv}/fixes.json"
-        session.run(f"{venv}/bin/python", "-m", "npu_inductor_compat", "fixes", "--json", "--out", path, external=True)
-        results.append(path)
+        if torch in TORCH_LINES:
+            path = f"{venv}/fixes.json"
+            fixes = (f"{venv}/bin/python", "-m", "npu_inductor_compat", "fixes", "--json", "--out", path)
+            session.run(*fixes, external=True)
+            results.append(path)
         if torch in TORCH_NPU_LINES:  # the same records decided with torch_npu's own Inductor code loaded
             # (its Python needs pyyaml and psutil; the simulated NPU builds with setuptools; numpy for torch)
             packages = ("pyyaml", "psutil", "numpy", "setuptools")
@@ -206,9 +209,10 @@ def codegen(session: nox.Session, torch: str) -> None:
 @nox.session
 @nox.parametrize("torch", list(TORCH_NPU_LINES))
 def torch_npu_wheel(session: nox.Session, torch: str) -> None:
-    """torch_npu's own Inductor codegen (its released wheel's Python) on the simulated NPU for one torch line: the
-    provider's tests, then `codegen --provider torch_npu-wheel` of the pointwise example and the branch-only fixes'
-    script into out/torch_npu-<torch>/ (not run by default; the same tests run in `nox`'s core lines)."""
+    """torch_npu's own Inductor codegen (its released wheel's Python) on the simulated NPU, on the exact torch that
+    release requires: the provider's tests, then `codegen --provider torch_npu-wheel` of the pointwise example and
+    the branch-only fixes' script into out/torch_npu-<torch>/ (not run by default; of the core lines only 2.7.1 is
+    such a pair: on 2.9.1 and 2.12.1 these tests skip, naming the torch to install)."""
     session.install(f"torch=={torch}", "setuptools", "numpy", "-e", ".[test]")
     session.run("python", "-c", CHECK_TORCH, torch)
     tests = ("tests/test_torch_npu_wheel.py", "tests/test_torch_npu_fixes.py", "tests/test_torch_npu_verdicts.py")

@@ -90,7 +90,7 @@ def wheel_release() -> str:
         release = torch_npu_wheel.paired_release(torch.__version__)
         torch_npu_wheel.unpacked(release)
     except WheelUnavailable as err:
-        pytest.skip(f"no torch_npu wheel to run on this torch line: {err}")
+        pytest.skip(f"no torch_npu release to run on this torch: {err}")
     return release
 
 

@@ -94,7 +94,7 @@ def paired() -> str:
     try:
         paired = torch_npu_wheel.paired_release(torch.__version__)
     except torch_npu_wheel.WheelUnavailable as err:
-        pytest.skip(f"no torch_npu wheel to run on this torch line: {err}")
+        pytest.skip(f"no torch_npu release to run on this torch: {err}")
     missing = [name for name in WHEEL_PYTHON_DEPENDENCIES if importlib.util.find_spec(name) is None]
     if missing:
         pytest.skip(f"torch_npu {paired}'s Python code imports {', '.join(missing)}, not installed here")

@@ -99,7 +99,7 @@ def observed() -> tuple[str, dict[str, Any]]:
         release = torch_npu_wheel.paired_release(torch.__version__)
         torch_npu_wheel.unpacked(release)
     except WheelUnavailable as err:
-        pytest.skip(f"no torch_npu wheel to run on this torch line: {err}")
+        pytest.skip(f"no torch_npu release to run on this torch: {err}")
     env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(CHILD)], capture_output=True, text=True, timeout=600, env=env

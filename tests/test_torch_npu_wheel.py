@@ -142,16 +142,36 @@ def test_only_pure_python_members_of_the_wheel_are_unpacked() -> None:
 
 
 def test_a_torch_line_without_a_stubbed_release_is_refused_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    for line in ("2.8.0", "2.15.0"):
-        with pytest.raises(WheelUnavailable, match=f"no torch_npu release is paired with torch {line[:-2]}"):
-            torch_npu_wheel.paired_release(line)
+    with pytest.raises(WheelUnavailable, match=r"^torch 2\.15\.0: no torch_npu release is paired with torch 2\.15\.0"):
+        torch_npu_wheel.paired_release("2.15.0")
+    with pytest.raises(WheelUnavailable, match=r"^torch_npu 2\.8\.0\.post5 \(for torch 2\.8\.0\) is not stubbed yet"):
+        torch_npu_wheel.paired_release("2.8.0")
     # a line whose paired release exists but is not stubbed yet says why
-    monkeypatch.setitem(torch_npu_wheel.NOT_YET, "2.13", "torch_npu 2.13.0 is not stubbed yet")
-    with pytest.raises(WheelUnavailable, match=r"torch 2\.13\.0: torch_npu 2\.13\.0 is not stubbed yet"):
+    monkeypatch.setitem(torch_npu_wheel.NOT_YET, "2.13.0", "its native stubs are not written yet")
+    with pytest.raises(WheelUnavailable, match=r"^torch_npu 2\.13\.0: its native stubs are not written yet \("):
         torch_npu_wheel.paired_release("2.13.0")
+
+
+def test_each_stubbed_release_runs_only_on_the_exact_torch_its_metadata_requires() -> None:
+    """2.9.0.post9 requires torch 2.9.0 and 2.12.0.post3 torch 2.12.0: another patch release of the same minor (the
+    core lines 2.9.1 and 2.12.1) is refused in one line naming the torch to install."""
     assert torch_npu_wheel.paired_release("2.7.1") == "2.7.1.post11"
-    assert torch_npu_wheel.paired_release("2.9.1") == "2.9.0.post9"
-    assert torch_npu_wheel.paired_release("2.12.1") == "2.12.0.post3"
+    assert torch_npu_wheel.paired_release("2.9.0") == "2.9.0.post9"
+    assert torch_npu_wheel.paired_release("2.12.0") == "2.12.0.post3"
+    assert torch_npu_wheel.paired_release("2.12.0+cpu") == "2.12.0.post3"  # a local label is the same release
+    with pytest.raises(WheelUnavailable) as refused:
+        torch_npu_wheel.paired_release("2.12.1")
+    assert str(refused.value) == (
+        "torch_npu 2.12.0.post3 requires torch 2.12.0 (its metadata: torch ==2.12.0); this is torch 2.12.1: install "
+        "torch==2.12.0 to run it"
+    )
+    with pytest.raises(WheelUnavailable) as refused:
+        torch_npu_wheel.paired_release("2.9.1")
+    assert str(refused.value) == (
+        "torch_npu 2.9.1 (for torch 2.9.1) is not stubbed yet; torch_npu 2.9.0.post9 requires torch 2.9.0 (its "
+        "metadata: torch ==2.9.0+cpu); this is torch 2.9.1: install torch==2.9.0 to run it"
+    )
+    assert "\n" not in str(refused.value)
 
 
 def _defines(tree: torch_npu_wheel.WheelTree, target: str) -> bool:
@@ -215,7 +235,7 @@ def wheel_tree() -> torch_npu_wheel.WheelTree:
     try:
         release = torch_npu_wheel.paired_release(torch.__version__)
     except WheelUnavailable as err:
-        pytest.skip(f"no torch_npu wheel to run on this torch line: {err}")
+        pytest.skip(f"no torch_npu release to run on this torch: {err}")
     missing = [name for name in WHEEL_PYTHON_DEPENDENCIES if importlib.util.find_spec(name) is None]
     if missing:
         pytest.skip(f"torch_npu {release}'s Python code imports {', '.join(missing)}, not installed here")

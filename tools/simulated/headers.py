@@ -25,30 +25,32 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from npu_inductor_compat.tools.simulated import pairs
+
 INCLUDE_ENV = "NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE"
 CANN_ENV = "ASCEND_HOME_PATH"  # CANN's own variable (set_env.sh)
 # torch_npu _inductor/cpp_builder.py include_paths(npu=True), the same on 2.7.1.post11, 2.9.0.post9, 2.12.0.post3
 CANN_INCLUDES = ("include", "pkg_inc", "pkg_inc/profiling", "include/experiment", "include/experiment/msprof")
 DEFINES = ("USE_NPU",)  # torch_npu _inductor/cpp_builder.py get_cpp_torch_device_options for device "npu"
 MISSING_HEADER = re.compile(r"fatal error: (?P<header>\S+): No such file or directory")
+# Releases of the pairs table (pairs.py) whose headers no C++ is checked against, and why (found by checking the
+# wheels: `nox -s torch_npu_survey` downloads them).
+NO_LAUNCH_API = {
+    "2.8.0.post5": "torch_npu 2.8.0.post5, the 2.8 line, ships ACL headers without aclrtLaunchKernelWithHostArgs and "
+    "the aclrtBinary* loader (an older CANN)",
+    # 2.9.1 (for torch 2.9.1, a higher version number than 2.9.0.post9 but built months earlier) lacks them too
+    "2.9.1": "torch_npu 2.9.1 ships ACL headers without aclrtLaunchKernelWithHostArgs and the aclrtBinary* loader",
+}
 # The torch_npu release whose headers C++ generated on each torch minor is checked against: the newest build of the
-# matching torch_npu line that ships the ACL launch API (aclrtLaunchKernelWithHostArgs, aclrtBinaryLoadFromData).
-PAIRED_TORCH_NPU = {
-    "2.7": "2.7.1.post11",
-    "2.9": "2.9.0.post9",
-    "2.10": "2.10.0.post7",
-    "2.11": "2.11.0.post3",
-    "2.12": "2.12.0.post3",
-    "2.13": "2.13.0",
-    "2.14": "2.14.0",
-}
-# Lines with no such release (found by checking the wheels: `nox -s torch_npu_survey` downloads them).
+# minor's torch_npu lines in the pairs table that ships the ACL launch API (aclrtLaunchKernelWithHostArgs,
+# aclrtBinaryLoadFromData). By minor, not by exact torch: this checks the C++ API (torch_npu's Python never runs).
+PAIRED_TORCH_NPU = {pairs.minor(row.torch): row.torch_npu for row in pairs.PAIRS if row.torch_npu not in NO_LAUNCH_API}
+# Minors with a torch_npu release but none to check against (2.8), and why.
 UNPAIRED = {
-    "2.8": "torch_npu 2.8.0.post5, the 2.8 line, ships ACL headers without aclrtLaunchKernelWithHostArgs and the "
-    "aclrtBinary* loader (an older CANN)",
-    "2.15": "torch_npu has no release for torch 2.15 yet (the newest line is 2.14.0)",
+    pairs.minor(row.torch): NO_LAUNCH_API[row.torch_npu]
+    for row in pairs.PAIRS
+    if row.torch_npu in NO_LAUNCH_API and pairs.minor(row.torch) not in PAIRED_TORCH_NPU
 }
-# 2.9.1 (for torch 2.9.1, a higher version number than 2.9.0.post9 but built months earlier) lacks them too.
 
 
 class HeaderCheckUnavailable(RuntimeError):
@@ -118,7 +120,11 @@ def torch_npu_headers(torch_version: str) -> list[HeaderSource]:
     if minor in UNPAIRED:
         raise HeaderCheckUnavailable(f"no torch_npu release to check torch {minor}'s C++ against: {UNPAIRED[minor]}")
     if minor not in PAIRED_TORCH_NPU:
-        raise HeaderCheckUnavailable(f"no torch_npu release is paired with torch {minor}; set {INCLUDE_ENV}")
+        newest = pairs.PAIRS[-1]
+        raise HeaderCheckUnavailable(
+            f"no torch_npu release is paired with torch {minor} (the newest, {newest.torch_npu}, requires torch "
+            f"{newest.torch}); set {INCLUDE_ENV}"
+        )
     return [_wheel_headers(PAIRED_TORCH_NPU[minor])]
 
 

@@ -35,7 +35,6 @@ process keeps those patches (the codegen command runs one script per process; te
 from __future__ import annotations
 
 import contextlib
-import email.parser
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -54,6 +53,7 @@ from typing import Any
 from npu_inductor_compat.common import torch_npu_names
 from npu_inductor_compat.common.providers import DeviceProvider
 from npu_inductor_compat.patching import Change, Patch, wraps_original
+from npu_inductor_compat.tools.simulated import pairs
 from npu_inductor_compat.tools.simulated.standin import NotSimulatedError
 
 __all__ = [
@@ -83,10 +83,12 @@ META_REGISTRATIONS = "torch_npu.op_plugin.meta._meta_registrations"
 # lowering reads torchnpugen.aoti.fallback_ops)
 TOP_LEVEL = (PACKAGE, "torchnpugen")
 PROVIDER_NAME = "torch_npu-wheel"
-# The torch_npu release whose _inductor runs on each torch line (major.minor -> torch_npu version). Each release is
-# built for one torch (its metadata's Requires-Dist torch==X); the stubs are checked against these releases only.
-PAIRED: dict[str, str] = {"2.7": "2.7.1.post11", "2.9": "2.9.0.post9", "2.12": "2.12.0.post3"}
-# Lines tried but not yet stubbed, and why (a paired release that exists but does not run yet).
+# The torch_npu releases whose _inductor this provider runs: its stubs and RELEASES are checked against these wheels
+# only. Each runs on exactly the torch its wheel's metadata requires (pairs.py), never on another patch release.
+STUBBED = ("2.7.1.post11", "2.9.0.post9", "2.12.0.post3")
+# torch release -> the stubbed torch_npu release that requires it, e.g. "2.9.0" -> "2.9.0.post9" (from pairs.py)
+PAIRED: dict[str, str] = {pairs.pair(release).torch: release for release in STUBBED}
+# Stubbed releases that do not run yet, and why (torch_npu release -> reason).
 NOT_YET: dict[str, str] = {}
 UNPACKED_DIR = "torch_npu_python"  # beside the survey's wheel cache: <cache>/../torch_npu_python/<version>/torch_npu
 
@@ -105,17 +107,29 @@ class MissingStub(NotSimulatedError):
 
 # ------------------------------------------------------------------------------------------------ the wheel
 def paired_release(torch_version: str) -> str:
-    """The torch_npu release paired with ``torch_version``; WheelUnavailable saying why there is none."""
+    """The stubbed torch_npu release that requires exactly ``torch_version``'s release; WheelUnavailable saying why
+    there is none (for another patch release of a stubbed release's minor: the torch to install instead)."""
     from npu_inductor_compat.version import parse_release
 
-    minor = ".".join(map(str, parse_release(torch_version)[:2]))
-    if minor in PAIRED:
-        return PAIRED[minor]
-    if minor in NOT_YET:
-        raise WheelUnavailable(f"torch {torch_version}: {NOT_YET[minor]} (stubbed lines: {', '.join(PAIRED)})")
-    raise WheelUnavailable(
-        f"torch {torch_version}: no torch_npu release is paired with torch {minor} (stubbed lines: {', '.join(PAIRED)})"
-    )
+    release = ".".join(map(str, parse_release(torch_version)))
+    stubbed = f"stubbed: {', '.join(f'{npu} on torch {torch}' for torch, npu in PAIRED.items())}"
+    if release in PAIRED and PAIRED[release] not in NOT_YET:
+        return PAIRED[release]
+    reasons = [f"torch_npu {npu}: {NOT_YET[npu]}" for npu in NOT_YET if pairs.pair(npu).torch == release]
+    reasons += [
+        f"torch_npu {row.torch_npu} (for torch {release}) is not stubbed yet"
+        for row in pairs.for_torch(release)
+        if row.torch_npu not in STUBBED and row.torch_npu not in NOT_YET
+    ]
+    refusals = [
+        pairs.pair(npu).refusal(torch_version)
+        for torch, npu in PAIRED.items()
+        if pairs.minor(torch) == pairs.minor(release) and torch != release
+    ]
+    if not reasons and not refusals:
+        reasons = [f"torch {torch_version}: no torch_npu release is paired with torch {release}"]
+    # a refusal names the torch to install; otherwise the message names the pairs that run
+    raise WheelUnavailable("; ".join(reasons + refusals) if refusals else f"{'; '.join(reasons)} ({stubbed})")
 
 
 @dataclass(frozen=True)
@@ -158,15 +172,17 @@ def _native_module(member: str) -> str | None:
 
 
 def _torch_requirement(archive: zipfile.ZipFile, version: str) -> str:
+    """The torch release the wheel requires, as pairs.py names it (the wheel's pin must be the table's)."""
     found = [name for name in archive.namelist() if re.fullmatch(r"torch_npu-[^/]+\.dist-info/METADATA", name)]
     if not found:
         raise WheelUnavailable(f"torch_npu {version}: the wheel has no dist-info/METADATA")
-    message = email.parser.Parser().parsestr(archive.read(found[0]).decode("utf-8"), headersonly=True)
-    for requirement in message.get_all("Requires-Dist") or []:
-        match = re.match(r"torch\s*(?:\(\s*)?==\s*(\d+(?:\.\d+)*)", requirement)
-        if match:
-            return match.group(1)
-    raise WheelUnavailable(f"torch_npu {version}: its metadata pins no torch release")
+    try:
+        pin, row = pairs.requires_torch(archive.read(found[0]).decode("utf-8")), pairs.pair(version)
+    except ValueError as err:
+        raise WheelUnavailable(f"torch_npu {version}: {err}") from err
+    if pin != row.pin:
+        raise WheelUnavailable(f"torch_npu {version}: its metadata requires {pin}, pairs.py says {row.pin}")
+    return row.torch
 
 
 def unpacked(version: str, announce: Callable[[str], None] | None = None) -> WheelTree:
@@ -812,19 +828,15 @@ EVENTS = Events()
 def depth_for(version: str | None = None) -> WheelDepth:
     """The deep stand-in for torch_npu ``version`` (default: the release paired with the installed torch).
 
-    WheelUnavailable when no release is paired, the wheel cannot be had, or it is built for another torch minor."""
+    WheelUnavailable when no release is paired, the wheel cannot be had, or it requires another torch release."""
     import torch
 
     from npu_inductor_compat.version import parse_release
 
     release = version or paired_release(torch.__version__)
     tree = unpacked(release)
-    installed, built_for = parse_release(torch.__version__), parse_release(tree.torch)
-    if installed[:2] != built_for[:2]:
-        raise WheelUnavailable(
-            f"torch_npu {release} is built for torch {tree.torch}, not torch {torch.__version__}: its _inductor "
-            "patches that torch's internals"
-        )
+    if parse_release(torch.__version__) != parse_release(tree.torch):  # its _inductor patches that torch's internals
+        raise WheelUnavailable(pairs.pair(release).refusal(torch.__version__))
     return WheelDepth(tree, stubs=STUBS, hollow=HOLLOW)  # the tables as they are now (tests edit them)
 
 

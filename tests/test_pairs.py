@@ -1,0 +1,116 @@
+"""The pairs table (tools/simulated/pairs.py): its shape, the tables derived from it, and each row against its wheel's
+METADATA and PyPI (slow tier: downloads)."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from npu_inductor_compat.tools import survey
+from npu_inductor_compat.tools.simulated import headers, pairs, torch_npu_wheel
+
+PLATFORM_WHEEL = re.compile(r"-cp311-cp311-manylinux[^-]*x86_64\.whl$")
+
+
+def _unlabelled(pin: str) -> Requirement:
+    """The pin with the +cpu label dropped (PyPI's torch of that release is the same release)."""
+    return Requirement(pin.replace(pairs.CPU_LABEL, ""))
+
+
+def test_the_table_has_one_row_per_release_each_naming_a_torch_its_pin_allows() -> None:
+    releases = [row.torch_npu for row in pairs.PAIRS]
+    assert len(releases) == len(set(releases)) and releases == sorted(releases, key=Version), releases
+    assert len({row.line for row in pairs.PAIRS}) == len(pairs.PAIRS)  # the newest build of each line, once
+    for row in pairs.PAIRS:
+        requirement = _unlabelled(row.pin)
+        assert requirement.name == "torch" and requirement.specifier.contains(row.torch), row
+        assert re.fullmatch(r"\d+\.\d+\.\d+", row.torch) and row.note, row
+        assert (pairs.CPU_LABEL in row.pin) == (row.note.startswith("+cpu is PyTorch's CPU-build label")), row
+    assert pairs.pair("2.12.0.post3").torch == "2.12.0" and pairs.pair("2.9.0.post9").torch == "2.9.0"
+    with pytest.raises(ValueError, match=r"torch_npu 2\.9\.0\.post8 is not in the pairs table .*: 2\.7\.1\.post11, "):
+        pairs.pair("2.9.0.post8")
+
+
+def test_the_provider_and_the_header_check_read_their_pairs_from_the_table() -> None:
+    assert (
+        torch_npu_wheel.PAIRED
+        == {pairs.pair(release).torch: release for release in torch_npu_wheel.STUBBED}
+        == {"2.7.1": "2.7.1.post11", "2.9.0": "2.9.0.post9", "2.12.0": "2.12.0.post3"}
+    )
+    assert set(torch_npu_wheel.STUBBED) == set(torch_npu_wheel.RELEASES)
+    # headers: by minor, the newest release of the table that ships the ACL launch API
+    expected = {
+        pairs.minor(row.torch): row.torch_npu for row in pairs.PAIRS if row.torch_npu not in headers.NO_LAUNCH_API
+    }
+    assert headers.PAIRED_TORCH_NPU == expected
+    assert headers.PAIRED_TORCH_NPU["2.9"] == "2.9.0.post9" and headers.PAIRED_TORCH_NPU["2.14"] == "2.14.0"
+    assert set(headers.UNPAIRED) == {"2.8"}
+    assert set(headers.PAIRED_TORCH_NPU.values()) | set(headers.NO_LAUNCH_API) == {row.torch_npu for row in pairs.PAIRS}
+
+
+def test_the_survey_docs_show_the_table_as_it_is() -> None:
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "torch-npu-survey.md").read_text()
+    assert pairs.markdown() in docs, "docs/torch-npu-survey.md: paste pairs.markdown() over its pairs table"
+
+
+def test_requires_torch_reads_the_pin_as_written() -> None:
+    metadata = "Name: torch_npu\nVersion: 2.9.0.post9\nRequires-Dist: pyyaml\nRequires-Dist: torch ==2.9.0+cpu\n\n"
+    assert pairs.requires_torch(metadata) == "torch ==2.9.0+cpu"
+    assert pairs.requires_torch(metadata.replace("torch ==2.9.0+cpu", "torch==2.13.0.*")) == "torch==2.13.0.*"
+    with pytest.raises(ValueError, match=r"torch_npu 2\.9\.0\.post9: expected one torch requirement: \[\]"):
+        pairs.requires_torch("Name: torch_npu\nVersion: 2.9.0.post9\nRequires-Dist: torchvision\n\n")
+
+
+def _pypi_files(project: str) -> list[dict[str, object]]:
+    """PyPI's simple-API file list of ``project`` (skips the test when PyPI cannot be reached)."""
+    accept = {"Accept": "application/vnd.pypi.simple.v1+json"}
+    request = urllib.request.Request(f"https://pypi.org/simple/{project}/", headers=accept)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            files: list[dict[str, object]] = json.load(answer)["files"]
+    except (OSError, ValueError, KeyError, urllib.error.URLError) as err:
+        pytest.skip(f"PyPI cannot be asked about {project} here (offline?): {err}")
+    return files
+
+
+def _versions(files: list[dict[str, object]], wheel: re.Pattern[str] | None = None) -> set[Version]:
+    found = set()
+    for item in files:
+        name = str(item.get("filename", ""))
+        if item.get("yanked") or not name.endswith(".whl") or (wheel is not None and not wheel.search(name)):
+            continue
+        found.add(Version(name.split("-")[1]))
+    return found
+
+
+@pytest.mark.download
+@pytest.mark.once
+def test_every_row_is_its_wheels_metadata_and_no_pypi_release_is_missing() -> None:
+    """Each row's pin is its wheel's Requires-Dist as written (the wheel downloaded into the survey's cache, or
+    reused); its torch is the newest PyPI torch the pin allows; and every torch_npu line on PyPI from the oldest the
+    table covers has its newest release in the table (a new line or a new postN build fails here)."""
+    published = _versions(_pypi_files("torch-npu"), PLATFORM_WHEEL)
+    torches = {version for version in _versions(_pypi_files("torch")) if not version.local}
+    newest: dict[tuple[int, ...], Version] = {}
+    for version in published:
+        if not version.is_prerelease and version.release >= Version(pairs.OLDEST_LINE).release:
+            newest[version.release] = max(version, newest.get(version.release, version))
+    assert sorted(map(str, newest.values()), key=Version) == [row.torch_npu for row in pairs.PAIRS]
+    for row in pairs.PAIRS:
+        try:
+            wheel = survey.fetch(row.torch_npu, survey.default_cache_dir())
+        except survey.SurveyError as err:
+            pytest.skip(f"torch_npu {row.torch_npu}'s wheel cannot be downloaded here: {err}")
+        with zipfile.ZipFile(wheel) as archive:
+            (metadata,) = [name for name in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", name)]
+            assert pairs.requires_torch(archive.read(metadata).decode("utf-8")) == row.pin, row
+        allowed = [torch for torch in torches if _unlabelled(row.pin).specifier.contains(torch)]
+        assert allowed and str(max(allowed)) == row.torch, (row, sorted(allowed))
