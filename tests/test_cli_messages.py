@@ -74,3 +74,22 @@ def test_no_numpy_warning_from_the_commands_though_torch_gives_one(tmp_path: Pat
 
     assert "Failed to initialize NumPy" in stderr("-c", "import torch")
     assert "Failed to initialize NumPy" not in stderr("-m", "npu_inductor_compat", "fixes")
+
+
+def test_kernels_that_cannot_compile_at_all_are_told_apart_from_those_that_lose_configs() -> None:
+    from npu_inductor_compat.tools.simulated.kernel_check import rejected_kernels, verdict
+
+    ok, bad = {"ok": True}, {"ok": False}
+    graphs = [
+        {"index": 0, "kernel_check": {"triton_per_fused_0": [bad, bad], "triton_poi_fused_1": [ok, bad]}},
+        {"index": 1, "kernel_check": {"triton_poi_fused_2": [ok, ok]}},
+        {"index": 2},  # a graph with no Triton kernel
+    ]
+    every, some = rejected_kernels(graphs)
+    assert (every, some) == (["graph 0: triton_per_fused_0"], ["graph 0: triton_poi_fused_1"])
+    check = {"rejected": 3, "every_config_rejected": every, "some_configs_rejected": some}
+    assert verdict(check) == (
+        "3 config(s) rejected; 1 kernel(s) with every config rejected, which cannot compile at all "
+        "(graph 0: triton_per_fused_0); 1 kernel(s) with some configs rejected"
+    )
+    assert verdict({"rejected": 0}) == "every kernel config lowered"

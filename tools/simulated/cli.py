@@ -713,7 +713,9 @@ def _run(
         if check.get("error"):
             print(f"kernel check: {check['error']}", file=sys.stderr)
         if check.get("triton_ascend") and not args.quiet:
-            verdict = "every kernel config lowered" if not kernel_failures else f"{kernel_failures} config(s) rejected"
+            from npu_inductor_compat.tools.simulated.kernel_check import verdict as said
+
+            verdict = said(check)
             print(
                 f"triton-ascend {check['triton_ascend']} ({check['source']}): {check['configs']} kernel config(s) "
                 f"to linalg in {check['seconds']} s: {verdict} (messages: kernel_check in summary.json)"

@@ -279,7 +279,10 @@ def check(out: Path, summary: dict[str, Any]) -> int:
             for index, name, path in files
             if index == graph["index"]
         }
+    every, some = rejected_kernels(summary["graphs"])
     summary["kernel_check"] = {
+        "every_config_rejected": every,
+        "some_configs_rejected": some,
         "triton_ascend": triton_ascend.version,
         "source": triton_ascend.source,
         "stages": list(STAGES),
@@ -291,6 +294,34 @@ def check(out: Path, summary: dict[str, Any]) -> int:
         "error": "\n".join(result["error"] for result in orphans) or None,
     }
     return rejected
+
+
+def rejected_kernels(graphs: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """(kernels with every config rejected: they cannot compile at all, kernels with only some configs rejected:
+    the autotuner loses choices), each as "graph N: name", from the per-graph kernel_check results."""
+    every, some = [], []
+    for graph in graphs:
+        for name, results in (graph.get("kernel_check") or {}).items():
+            failed = [result for result in results if not result["ok"]]
+            if failed:
+                (every if len(failed) == len(results) else some).append(f"graph {graph['index']}: {name}")
+    return every, some
+
+
+def verdict(check: dict[str, Any]) -> str:
+    """One clause for the run's last lines: every config lowered, or which kernels cannot compile at all apart from
+    those that only lose configs."""
+    if not check.get("rejected"):
+        return "every kernel config lowered"
+    every, some = check.get("every_config_rejected", []), check.get("some_configs_rejected", [])
+    parts = [f"{check['rejected']} config(s) rejected"]
+    if every:
+        parts.append(
+            f"{len(every)} kernel(s) with every config rejected, which cannot compile at all ({', '.join(every)})"
+        )
+    if some:
+        parts.append(f"{len(some)} kernel(s) with some configs rejected")
+    return "; ".join(parts)
 
 
 # ---------------------------------------------------------------------------------------------- worker
