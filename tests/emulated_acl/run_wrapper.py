@@ -97,6 +97,18 @@ def remember(kernels: dict[str, dict[str, Any]], assigned: dict[str, int]) -> No
             }
 
 
+def scenario_of(scenarios: list[dict[str, Any]], assigned: dict[str, int]) -> Any:
+    """kernel -> its scenario's metadata: the kernels in the order they are first compiled take the scenarios in turn
+    (``assigned`` records which)."""
+
+    def metadata_for(kernel: str) -> dict[str, Any]:
+        if kernel not in assigned:
+            assigned[kernel] = len(assigned) % len(scenarios)
+        return dict(scenarios[assigned[kernel]])
+
+    return metadata_for
+
+
 def over_the_launch_limit(kernels: dict[str, dict[str, Any]]) -> int:
     """An input size for which the first (pointwise) kernel's grid has 65536 blocks."""
     first = next(iter(kernels.values()))
@@ -144,13 +156,8 @@ def main() -> None:
     if plan.get("graph") == "threads":
         print(json.dumps(run_threads(plan, acl, synchronize)))
         return
-    scenarios = plan["scenarios"]
     assigned: dict[str, int] = {}
-
-    def metadata_for(kernel: str) -> dict[str, Any]:
-        if kernel not in assigned:
-            assigned[kernel] = len(assigned) % len(scenarios)
-        return dict(scenarios[assigned[kernel]])
+    metadata_for = scenario_of(plan["scenarios"], assigned)
 
     calls: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
@@ -247,13 +254,8 @@ def run_threads(plan: dict[str, Any], acl: Any, synchronize: Any) -> dict[str, A
 
     from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
 
-    scenarios = plan["scenarios"]
     assigned: dict[str, int] = {}
-
-    def metadata_for(kernel: str) -> dict[str, Any]:
-        if kernel not in assigned:
-            assigned[kernel] = len(assigned) % len(scenarios)
-        return dict(scenarios[assigned[kernel]])
+    metadata_for = scenario_of(plan["scenarios"], assigned)
 
     calls, errors = [0], []
     guard = threading.Lock()
