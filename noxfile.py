@@ -86,7 +86,7 @@ def slow(session: nox.Session, torch: str) -> None:
     both cores: pytest-xdist keeps each file in one worker, so a file's shared codegen run is made once."""
     _install_line(session, torch)
     tier = ("-m", _tier(torch, "slow"))  # posargs follow: a -m among them replaces it
-    workers = ("-n", "2", "--dist", "loadfile")
+    workers = ("-n", "2", "--dist", "loadfile", "--durations=15")  # the slowest tests, for CI's time budget
     session.run("pytest", *workers, *tier, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
 
 
