@@ -1,9 +1,6 @@
-"""The NPU C++ wrapper and torch_npu's task queue, several host threads, and the launch runtime on its own.
-
-Runs the real thing one level below the NPU, as tests/test_npu_wrapper_run.py does (its docstring says how): Inductor's
-C++ wrapper on the simulated NPU against stub libtorch_npu (with torch_npu's task queue emulated from OpCommand.cpp and
-NPUQueue.cpp) and libascendcl built from emulations of their sources; and the launch runtime header compiled alone.
-"""
+"""The NPU C++ wrapper through torch_npu's task queue, on several host threads, and the launch runtime alone: the real
+wrapper on the simulated NPU against stub libtorch_npu (its task queue emulated from OpCommand.cpp and NPUQueue.cpp)
+and libascendcl built from emulations of their sources, one level below the NPU (see test_npu_wrapper_run.py)."""
 
 from __future__ import annotations
 

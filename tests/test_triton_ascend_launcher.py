@@ -1,12 +1,6 @@
-"""Our launch decisions against triton-ascend's own launcher, per release (fixes cpp-wrapper-workspace-locks).
-
-No NPU and no CANN here, so this asks the real component one level below the launch: triton-ascend's own launcher
-generator (``driver.generate_npu_wrapper_src``, pure Python) writes the C++ launcher it would compile for a kernel's
-metadata, in a child process where triton-ascend's wheel is ``triton`` (installed into the cache, never into the
-environment; another release through NPU_INDUCTOR_COMPAT_TRITON_ASCEND). Its only device query, the core count,
-is answered by a named stand-in. The same process asks this package's launch the same questions: whether the FFTS
-address is passed, what the lock slots start at, and the dynamic unified buffer of SIMT kernels.
-"""
+"""Our launch decisions against triton-ascend's own launcher generator (pure Python, run in a child where the
+installed release is ``triton``, its core-count query stood in), per release: FFTS slot, lock start value, SIMT
+dynamic unified buffer. No NPU or CANN here: this is the real component one level below the launch."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """The real-model corpus (``examples/models/``) through ``codegen --check-kernels`` on this torch, as a markdown table:
 per model its exit code, graphs, kernels, and the kernels triton-ascend accepts or rejects (by rejection class).
-
-    python -m npu_inductor_compat.tools.simulated.model_corpus examples/models --out models-2.12.1.json
-"""
+Usage: ``python -m npu_inductor_compat.tools.simulated.model_corpus examples/models --out models-2.12.1.json``."""
 
 from __future__ import annotations
 
