@@ -693,8 +693,6 @@ def _run(
     if nothing is not None and script_error is not None and not summary["graphs"]:
         # the script failed before compiling anything: that is the reason, not a missing torch.compile
         nothing = f"the script failed before compiling any graph ({_failed_where(script_error)})"
-    if nothing is not None:
-        print(f"npu_inductor_compat codegen: {nothing}", file=sys.stderr)
     if args.check_headers:
         check = summary.get("header_check", {})
         if check.get("error"):
@@ -752,6 +750,8 @@ def _run(
             )
     failed = (args.check_headers and header_failures) or (args.check_kernels and kernel_failures)
     failed = failed or bool(fallbacks) or bool(missing_stubs) or bool(refused) or bool(static_failures)
+    if nothing is not None:  # last: why the run proves nothing, after what the checks had to say
+        print(f"npu_inductor_compat codegen: {nothing}", file=sys.stderr)
     return 1 if script_error is not None or capture.failed() or failed or nothing is not None else 0
 
 
