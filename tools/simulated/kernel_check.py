@@ -312,7 +312,7 @@ def verdict(check: dict[str, Any]) -> str:
     """One clause for the run's last lines: every config lowered, or which kernels cannot compile at all apart from
     those that only lose configs."""
     if not check.get("rejected"):
-        return "every kernel config lowered"
+        return "every kernel config lowered" if check.get("configs") else "no Triton kernel to lower"
     every, some = check.get("every_config_rejected", []), check.get("some_configs_rejected", [])
     parts = [f"{check['rejected']} config(s) rejected"]
     if every:
