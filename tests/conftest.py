@@ -27,18 +27,28 @@ import npu_inductor_compat
 from npu_inductor_compat import dispatch
 
 
-def _load_tiers() -> None:
-    """tiers.py as an importable plugin (--import-mode=importlib puts no test folder on sys.path)."""
+def _load(name: str, path: Path) -> None:
+    """A helper file as an importable module ``name`` (--import-mode=importlib puts no test folder on sys.path)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("npu_compat_test_tiers", Path(__file__).with_name("tiers.py"))
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
 
 
-_load_tiers()
+_load("npu_compat_test_tiers", Path(__file__).with_name("tiers.py"))
+# what the NPU C++ wrapper tests share: `import emulated_acl_harness` in a test module
+_load("emulated_acl_harness", Path(__file__).parent / "emulated_acl" / "harness.py")
+
+
+@pytest.fixture(scope="module")
+def emulated_npu(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The stub libtorch_npu and libascendcl built for this torch line (tests/emulated_acl), once per test module."""
+    return sys.modules["emulated_acl_harness"].build_emulated_npu(tmp_path_factory.mktemp("emulated_npu"))
+
+
 pytest_plugins = ["npu_compat_test_tiers", "pytester"]
 
 

@@ -18,7 +18,6 @@ contents each launch sees; the launch limit and all-blocks-parallel capping; the
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -26,6 +25,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import emulated_acl_harness as harness  # registered by conftest.py
 import pytest
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.build, pytest.mark.download]
@@ -34,24 +34,7 @@ HERE = Path(__file__).resolve().parent
 EMULATED = HERE / "emulated_acl"
 
 
-def _load_harness() -> Any:
-    spec = importlib.util.spec_from_file_location("emulated_acl_harness", EMULATED / "harness.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-harness = _load_harness()
 SCENARIOS, CORES = harness.SCENARIOS, harness.CORES
-
-
-@pytest.fixture(scope="module")
-def emulated_npu(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return harness.build_emulated_npu(tmp_path_factory.mktemp("emulated_npu"))
-
-
 _run_plan = harness.run_plan
 
 # multiples of 16 that grow and shrink (no 16-row input: a dimension of 1 would specialise the graph)
