@@ -146,21 +146,23 @@ inline uint32_t usable_cores(int32_t device, bool vector, const char* kernel) {
   }
   const uint32_t cube = physical_cores(device, false, kernel);
   const uint32_t vectors = physical_cores(device, true, kernel);
-  const std::string expected = "expected 'cube_cores,vector_cores', two positive integers at most this device's " +
-                               std::to_string(cube) + "," + std::to_string(vectors) + " with vector = cube x " +
-                               std::to_string(vectors / cube);
+  auto refuse = [&]() {  // the message is built only for a bad value, not on every launch
+    fail(kernel, "NPU_DEVICE_LIMIT='" + std::string(text) + "': expected 'cube_cores,vector_cores', two positive " +
+                     "integers at most this device's " + std::to_string(cube) + "," + std::to_string(vectors) +
+                     " with vector = cube x " + std::to_string(vectors / cube));
+  };
   const auto comma = value.find(',');
   const std::string parts[2] = {value.substr(0, comma), comma == std::string::npos ? "" : value.substr(comma + 1)};
   uint64_t parsed[2] = {0, 0};
   for (int i = 0; i < 2; ++i) {
     if (parts[i].empty() || parts[i].size() > 9 || parts[i].find_first_not_of("0123456789") != std::string::npos) {
-      fail(kernel, "NPU_DEVICE_LIMIT='" + std::string(text) + "': " + expected);
+      refuse();
     }
     parsed[i] = std::stoull(parts[i]);
   }
   if (parsed[0] == 0 || parsed[1] == 0 || parsed[0] > cube || parsed[1] > vectors ||
       parsed[1] != parsed[0] * (vectors / cube)) {
-    fail(kernel, "NPU_DEVICE_LIMIT='" + std::string(text) + "': " + expected);
+    refuse();
   }
   return static_cast<uint32_t>(vector ? parsed[1] : parsed[0]);
 }
