@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from npu_inductor_compat import entry_points
 from npu_inductor_compat.activation import activate, deactivate
 from npu_inductor_compat.dispatch import UnsupportedTorchVersion, resolve
 from npu_inductor_compat.patching import PatchError
@@ -45,33 +46,52 @@ def _activate_or_explain(backend: str | None) -> dict[str, Any] | None:
     return None
 
 
+BUILT_IN = ("fixes",)  # commands of the runtime itself; the tools' register as entry points (entry_points.py)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # torch warns "Failed to initialize NumPy" at import when numpy is not installed; no command here uses numpy
     # (torch does not require it), so that is noise. Nothing has imported torch yet at this point.
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["codegen"]:
-        return _codegen(argv[1:])
-    if argv[:1] == ["fixes"]:
-        return _fixes(argv[1:])
-    if argv[:1] == ["diff"]:
-        return _tool("npu_inductor_compat.tools.simulated.diff:diff_main", argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m npu_inductor_compat",
+        usage="%(prog)s [--json] [--backend NAME] | COMMAND [ARGS...]",
         description="Activate for the installed torch and report what was chosen and applied.",
-        epilog="Subcommands: 'fixes [--json]' lists the fix records and their status; 'codegen SCRIPT.py [...]' "
-        "shows what Inductor generates for NPU, without an NPU; 'diff DIR_A DIR_B' compares two codegen outputs "
-        "(e.g. one per torch line).",
+        epilog="Commands: 'fixes [--json]' lists the fix records and their status; the tools installed with the "
+        f"package add: {', '.join(entry_points.names(entry_points.COMMANDS)) or 'none'} (e.g. 'codegen SCRIPT.py' "
+        "shows what Inductor generates for NPU without an NPU, 'diff DIR_A DIR_B' compares two codegen outputs). "
+        "'COMMAND --help' says more.",
     )
+    if argv and not argv[0].startswith("-"):
+        return _command(parser, argv[0], argv[1:])
     parser.add_argument("--version", action="version", version=_version_text())
     parser.add_argument("--json", action="store_true", help="print status() as JSON")
-    parser.add_argument("--backend", default=None, help="NPU backend to activate (triton, mlir, dvm, ascendc)")
+    parser.add_argument(
+        "--backend", default=None, metavar="NAME", help="NPU backend to activate (triton, mlir, dvm, ascendc)"
+    )
     args = parser.parse_args(argv)
     report = _activate_or_explain(args.backend)
     if report is None:
         return 1
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
+
+
+def _command(parser: argparse.ArgumentParser, name: str, argv: list[str]) -> int:
+    """A built-in command, or a tool's found by name in the package's entry points (the runtime never imports the
+    tools); an unknown name is a usage error naming the valid ones, missing tools exit 2 saying so."""
+    if name == "fixes":
+        return _fixes(argv)
+    if name not in entry_points.names(entry_points.COMMANDS):
+        parser.error(entry_points.unknown(entry_points.COMMANDS, name, "command", BUILT_IN))
+    try:
+        command = entry_points.load(entry_points.COMMANDS, name, "command")
+    except entry_points.NotInstalled as err:
+        print(f"npu_inductor_compat {name}: {err}", file=sys.stderr)
+        return 2
+    result: int = command(argv)
+    return result
 
 
 def fix_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -87,16 +107,20 @@ def _fixes(argv: list[str]) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print JSON: torch, line and the records")
     parser.add_argument("--out", default=None, help="with --json: write the JSON to this file instead")
+    providers = entry_points.names(entry_points.FIX_PROVIDERS)
     parser.add_argument(
         "--provider",
-        choices=(TORCH_NPU_WHEEL,),
         default=None,
-        help="decide the records with torch_npu's own Inductor code loaded: the Python of the torch_npu wheel "
-        "paired with this torch, on the simulated NPU (the codegen tool's provider; downloaded once, never installed)",
+        metavar="NAME",
+        help="decide the records with that provider's code loaded (installed: "
+        f"{', '.join(providers) or 'none'}; torch_npu-wheel: the Python of the torch_npu wheel paired with this "
+        "torch, on the simulated NPU, the codegen tool's provider; downloaded once, never installed)",
     )
     args = parser.parse_args(argv)
     if args.out is not None and not args.json:
         parser.error("--out writes the JSON: give --json with it")
+    if args.provider is not None and args.provider not in providers:
+        parser.error("--provider: " + entry_points.unknown(entry_points.FIX_PROVIDERS, args.provider, "provider"))
     problem = None if args.out is None else _out_file_problem(Path(args.out))
     if problem is not None:
         print(f"npu_inductor_compat fixes: --out {args.out}: {problem}", file=sys.stderr)
@@ -105,7 +129,7 @@ def _fixes(argv: list[str]) -> int:
     if args.provider is None:
         report = _activate_or_explain(None)
     else:
-        report, torch_npu = _with_torch_npu_wheel()
+        report, torch_npu = _with_provider(args.provider)
     if report is None:
         return 1
     rows = fix_rows(report)
@@ -140,41 +164,23 @@ def _out_file_problem(path: Path) -> str | None:
     return None
 
 
-TORCH_NPU_WHEEL = "torch_npu-wheel"
+def _with_provider(name: str) -> tuple[dict[str, Any] | None, str | None]:
+    """activate() with a fix provider's code loaded (a tool: entry_points.FIX_PROVIDERS, loaded only when asked
+    for), then undone; the report and what the provider loaded, or (None, None) after printing why it could not run.
+    A provider is ``provider(decide) -> (decide(), what it loaded)``."""
 
-
-def _with_torch_npu_wheel() -> tuple[dict[str, Any] | None, str | None]:
-    """activate() with torch_npu's released Inductor code loaded (tools/simulated/torch_npu_wheel.py), then undone;
-    (None, None) after printing why it could not run. The tool is loaded only when asked for."""
-    import importlib
+    def decide() -> dict[str, Any] | None:
+        report = _activate_or_explain(None)
+        deactivate()
+        return report
 
     try:
-        wheel = importlib.import_module("npu_inductor_compat.tools.simulated.torch_npu_wheel")
-        with wheel.wheel_run() as (use, _provider, _events):
-            report = _activate_or_explain(None)
-            deactivate()
-            return report, use.summary()["wheel"]["torch_npu"]
+        provider = entry_points.load(entry_points.FIX_PROVIDERS, name, "provider")
+        report, loaded = provider(decide)
+        return report, str(loaded)
     except (ImportError, RuntimeError) as err:
-        print(f"npu_inductor_compat fixes: the {TORCH_NPU_WHEEL} provider failed: {err}", file=sys.stderr)
+        print(f"npu_inductor_compat fixes: the {name} provider failed: {err}", file=sys.stderr)
     return None, None
-
-
-def _codegen(argv: list[str]) -> int:
-    """The codegen command is a tool (the simulated NPU), loaded only when asked for."""
-    try:
-        resolve()
-    except (UnsupportedTorchVersion, ValueError) as err:
-        print(f"npu_inductor_compat codegen: {err}", file=sys.stderr)
-        return 1
-    return _tool("npu_inductor_compat.tools.simulated.cli:codegen_main", argv)
-
-
-def _tool(target: str, argv: list[str]) -> int:
-    """Tools (the simulated NPU, the codegen diff) are loaded only when asked for: the runtime never imports them."""
-    from npu_inductor_compat import targets
-
-    result: int = targets.resolve(target)(argv)
-    return result
 
 
 def _version_text() -> str:

@@ -20,7 +20,7 @@ STRICT_ENV = "NPU_INDUCTOR_COMPAT_STRICT"
 
 
 # The table lives in compat/lines.py (the journal reads it and must not import the dispatcher). Readers of these
-# names here (tools/survey.py) get lines' current value, never a copy: patch lines.LINES, and dispatch sees it.
+# names here (tools/survey_sources.py) get lines' current value, never a copy: patch lines.LINES, and dispatch sees it.
 _IN_LINES = ("LINES", "MIN_SUPPORTED", "NEWEST_TESTED")
 if TYPE_CHECKING:  # their types, for those readers
     from npu_inductor_compat.lines import LINES as LINES

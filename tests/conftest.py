@@ -230,20 +230,14 @@ def _all_records(provider: Any) -> list[Any]:
 
 def _state_of(change: Any) -> list[tuple[str, Any]]:
     """Identity-level state of what a change touches: (label, object) pairs compared with `is`."""
-    import importlib
-
     from npu_inductor_compat.patching import ABSENT
+    from npu_inductor_compat.targets import Target
 
     def resolve(target: str) -> tuple[Any, str] | None:
-        module_name, _, qualname = target.partition(":")
         try:
-            obj = importlib.import_module(module_name)
-            *path, name = qualname.split(".")
-            for part in path:
-                obj = getattr(obj, part)
+            return Target.parse(target).owner()
         except (ImportError, AttributeError):
             return None
-        return obj, name
 
     found: list[tuple[str, Any]] = []
     for target in (change.target, *change.touches):

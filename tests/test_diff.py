@@ -14,8 +14,16 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import diff
+from npu_inductor_compat.tools.simulated import (
+    diff,
+    diff_compare,
+    diff_graphs,
+    diff_input,
+    diff_render,
+    diff_sources,
+)
 from npu_inductor_compat.tools.simulated.cli import MANIFEST, MANIFEST_TOOL
+from npu_inductor_compat.tools.simulated.diff_noise import normalise
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -201,7 +209,7 @@ def run(a: Path, b: Path, *options: str, capsys: pytest.CaptureFixture[str]) -> 
 
 
 def report(a: Path, b: Path) -> dict[str, Any]:
-    result: dict[str, Any] = diff.compare(diff.load(a), diff.load(b)).to_json()
+    result: dict[str, Any] = diff_compare.compare(diff_input.load(a), diff_input.load(b)).to_json()
     return result
 
 
@@ -247,10 +255,10 @@ def test_what_differs_between_two_runs_of_one_script_is_normalised_away(
 
 @pytest.mark.once
 def test_the_mask_order_is_normalised_only_where_it_cannot_change_the_value() -> None:
-    assert diff.normalise("tl.load(p, xmask & r0_mask, other=0.0)") == "tl.load(p, r0_mask & xmask, other=0.0)"
-    assert diff.normalise("tmp8 = tl.where(xmask & r0_mask, tmp6, 0)") == "tmp8 = tl.where(r0_mask & xmask, tmp6, 0)"
+    assert normalise("tl.load(p, xmask & r0_mask, other=0.0)") == "tl.load(p, r0_mask & xmask, other=0.0)"
+    assert normalise("tmp8 = tl.where(xmask & r0_mask, tmp6, 0)") == "tmp8 = tl.where(r0_mask & xmask, tmp6, 0)"
     for kept in ("x = ~xmask & r0_mask", "y = a + xmask & r0_mask", "f(xmask & r0_mask.to(tl.int1))"):
-        assert diff.normalise(kept) == kept
+        assert normalise(kept) == kept
 
 
 @pytest.mark.once
@@ -309,7 +317,7 @@ def test_metadata_is_read_with_ast_key_by_key_and_new_arguments_say_where(tmp_pa
         {"key": "triton_meta.signature.ks0", "b": "i64"},
         {"key": "inductor_meta.tiling_scores", "b": {"x": 4224}},
     ]
-    text = diff.render(diff.compare(diff.load(a), diff.load(b)))
+    text = diff_render.render(diff_compare.compare(diff_input.load(a), diff_input.load(b)))
     assert "triton_meta.signature (arguments): +ks0 before xnumel" in text
     assert "triton_meta.signature.ks0: (absent) -> 'i64'" in text
 
@@ -359,7 +367,7 @@ def test_a_kernel_torch_names_after_other_fused_ops_is_matched_by_position_and_i
 @pytest.mark.once
 def test_kernel_matching_rules_in_order() -> None:
     def pairs(a: list[str], b: list[str], same_content: tuple[str, str] | None = None) -> list[tuple[str, str, str]]:
-        return diff.match_kernels(a, b, lambda side, name: name if same_content is None else "x")
+        return diff_graphs.match_kernels(a, b, lambda side, name: name if same_content is None else "x")
 
     # an extra kernel defined first renumbers the others: matched by stem, not by position
     assert pairs(
@@ -440,7 +448,7 @@ def test_wrapper_changes_are_counted_and_shown_with_verbose(tmp_path: Path, caps
     code, out, _ = run(a, b, "--verbose", "--context", "0", capsys=capsys)
     assert "  wrapper.py: +1 -0 lines\n    @@ -15,0 +16 @@\n    +    del arg0_1\n" in out  # no context lines
     # the kernel definitions (and Inductor's comment blocks above them) are collapsed: kernels are compared alone
-    collapsed = diff.collapse_wrapper(diff.normalise((a / "graph_0" / "wrapper.py").read_text()))
+    collapsed = diff_sources.collapse_wrapper(normalise((a / "graph_0" / "wrapper.py").read_text()))
     assert f"{COS} = async_compile.triton(...)  # compared on its own" in collapsed
     assert "# kernel path" not in collapsed and "tl_math.cos" not in collapsed
     (wrapper,) = report(a, b)["graphs"][0]["wrappers"]
@@ -457,7 +465,7 @@ def test_a_cpp_wrapper_and_its_module_are_compared_without_the_cpp_twice(tmp_pat
         ("wrapper_module.py", 0, 0),  # the C++ literal inside it is wrapper.cpp: not compared again
     ]
     module = (a / "graph_0" / "wrapper_module.py").read_text()
-    assert "'''<the C++: wrapper.cpp>'''" in diff.collapse_wrapper(module)
+    assert "'''<the C++: wrapper.cpp>'''" in diff_sources.collapse_wrapper(module)
 
 
 @pytest.mark.once
@@ -649,7 +657,7 @@ def test_real_codegen_static_versus_dynamic_reports_the_new_size_argument(tmp_pa
     example = ROOT / "examples" / "pointwise_reduction.py"
     static, dynamic = shared_codegen(example).out, shared_codegen(example, "--dynamic").out
     assert static.is_dir() and dynamic.is_dir()
-    found = diff.compare(diff.load(static), diff.load(dynamic)).to_json()
+    found = diff_compare.compare(diff_input.load(static), diff_input.load(dynamic)).to_json()
     assert found["different"] is True
     assert any("dynamic_flag False / True" in warning for warning in found["warnings"]), found["warnings"]
     graphs = found["graphs"]
@@ -667,8 +675,8 @@ def test_real_codegen_static_versus_dynamic_reports_the_new_size_argument(tmp_pa
             assert any(name.startswith("ks") for name in added), arguments
             assert kernel_report["body"] is not None and kernel_report["body"]["added"] > 0
     again = codegen(tmp_path)
-    same = diff.compare(diff.load(static), diff.load(again))
-    assert not same.different, diff.render(same, verbose=True)
+    same = diff_compare.compare(diff_input.load(static), diff_input.load(again))
+    assert not same.different, diff_render.render(same, verbose=True)
 
 
 @pytest.mark.once

@@ -49,10 +49,11 @@ def test_built_wheel_holds_only_npu_inductor_compat(tmp_path: Path) -> None:
     assert "npu_inductor_compat/tools/simulated/device_ext.cpp" in names
     assert "npu_inductor_compat/common/npu_launch_runtime.h" in names  # spliced into every NPU C++ wrapper
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
-    assert (
-        "npu_inductor_compat = npu_inductor_compat.autoload:autoload"
-        in zipfile.ZipFile(wheel).read(entry_points).decode()
-    )
+    declared = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "npu_inductor_compat = npu_inductor_compat.autoload:autoload" in declared
+    # a normal install finds the tools' commands and fix providers as the editable one does (test_entry_points.py)
+    assert "[npu_inductor_compat.commands]\ncodegen = npu_inductor_compat.tools.commands:codegen\n" in declared
+    assert "[npu_inductor_compat.fix_providers]\ntorch_npu-wheel = npu_inductor_compat.tools.commands:" in declared
     assert not any(name.startswith(tuple(f"{folder}/" for folder in (*SOURCE_FOLDERS, "tests"))) for name in names)
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from npu_inductor_compat.common.layers import all_layer_ids
 from npu_inductor_compat.registry import fix_records
+from npu_inductor_compat.targets import Target
 from npu_inductor_compat.tools import survey
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -316,10 +317,12 @@ def _torch_npu_references() -> dict[str, set[str]]:
 
 
 def _covered(reference: str) -> bool:
-    module, _, attribute = reference.partition(":")
+    found = Target.parse(reference, attribute=False)
+    module, attribute = found.module, found.qualname
     for hooked in survey.TORCH_NPU_HOOKS:
         for candidate in hooked.candidates:
-            candidate_module, _, qualname = candidate.partition(":")
+            target = Target.parse(candidate, attribute=False)
+            candidate_module, qualname = target.module, target.qualname
             if attribute:
                 if module == candidate_module and (qualname == attribute or qualname.startswith(f"{attribute}.")):
                     return True

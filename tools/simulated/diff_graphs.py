@@ -1,5 +1,5 @@
 """Which graph of one codegen output is which graph of another (by compile id where the split is the same, else by
-the kernels a graph holds), and whether the two runs split the script into graphs the same way."""
+the kernels a graph holds), and whether the two runs split the script alike; which kernel of a pair is which."""
 
 from __future__ import annotations
 
@@ -68,15 +68,10 @@ def _structure(graph: Graph) -> tuple[str, tuple[str, ...]]:
     return str(graph.get("kind")), tuple(sorted(KernelName.parse(str(name)).stem for name in names))
 
 
-def match_graphs(
-    a: Sequence[Graph],
-    b: Sequence[Graph],
-    by_position: Callable[[list[Graph], list[Graph]], list[Pair]],
-    label: Callable[[str, Graph], str],
-) -> list[Pair]:
+def _pair(a: Sequence[Graph], b: Sequence[Graph], label: Callable[[str, Graph], str]) -> list[Pair]:
     """(label, graph in A, graph in B) in A's order, then B's graphs without a match. Where both runs split the
     script alike: the same compile id and kind (and place among those), then the same kind and kernels, then what
-    ``by_position`` pairs (kind and order, for outputs that recorded no compile id). Where the split changed, compile
+    ``_by_position`` pairs (kind and order, for outputs that recorded no compile id). Where the split changed, compile
     ids are renumbered (Dynamo numbers frames in compile order) and positions mean nothing: only graphs of the same
     kind and kernels pair. ``label(side, graph)`` names a graph; a pair not made by compile id says how."""
     pairs: dict[int, Graph] = {}  # index in A -> graph in B
@@ -113,7 +108,7 @@ def match_graphs(
     if same_split:
         left_a = [graph for graph in a if graph["index"] not in pairs]
         left_b = [graph for graph in b if graph["index"] not in taken]
-        for _, left, match in by_position(left_a, left_b):
+        for _, left, match in _by_position(left_a, left_b):
             if left is not None and match is not None:
                 pairs[left["index"]], how[left["index"]] = match, "position"
                 taken.add(match["index"])
@@ -123,3 +118,92 @@ def match_graphs(
         found.append((label("A", graph) + (f" (paired by {said})" if said else ""), graph, pairs.get(graph["index"])))
     found += [(label("B", graph), None, graph) for graph in b if graph["index"] not in taken]
     return found
+
+
+def graph_keys(graphs: Sequence[Graph]) -> dict[tuple[Any, ...], Graph]:
+    """Each graph's identity across runs: its kind and its position among graphs of that kind; a backward graph's,
+    the identity of its forward graph and its position among that forward's backward graphs."""
+    keys: dict[tuple[Any, ...], Graph] = {}
+    own: dict[int, tuple[Any, ...]] = {}
+    counts: dict[tuple[Any, ...], int] = {}
+    for graph in sorted(graphs, key=lambda graph: graph["index"]):
+        if graph["kind"] == "backward":
+            forward = graph.get("forward")
+            group: tuple[Any, ...] = ("backward", own.get(forward) if isinstance(forward, int) else None)
+        else:
+            group = (graph["kind"],)
+        position = counts.get(group, 0)
+        counts[group] = position + 1
+        key = (*group, position)
+        keys[key] = graph
+        own[graph["index"]] = key
+    return keys
+
+
+def _label(key: tuple[Any, ...]) -> str:
+    if key[0] == "backward" and key[1] is not None:
+        return f"backward{f' #{key[2]}' if key[2] else ''} of {_label(key[1])}"  # one backward per forward, usually
+    return f"{key[0]} #{key[-1]}"
+
+
+def _by_position(a: Sequence[Graph], b: Sequence[Graph]) -> list[tuple[str, Graph | None, Graph | None]]:
+    """(label, graph in A, graph in B): the same kind and place among that kind (graph_keys)."""
+    keys_a, keys_b = graph_keys(a), graph_keys(b)
+    pairs: list[tuple[str, Graph | None, Graph | None]]
+    pairs = [(_label(key), graph, keys_b.get(key)) for key, graph in keys_a.items()]
+    pairs += [(_label(key), None, graph) for key, graph in keys_b.items() if key not in keys_a]
+    return pairs
+
+
+def match_graphs(a: Sequence[Graph], b: Sequence[Graph]) -> list[tuple[str, Graph | None, Graph | None]]:
+    """(label, graph in A, graph in B) in A's order, then B's graphs that have no match (by compile id, then by
+    kernels, then by position where the split is unchanged: ``_pair``); each graph labelled by its place in its run."""
+    labels = {("A", graph["index"]): _label(key) for key, graph in graph_keys(a).items()}
+    labels |= {("B", graph["index"]): _label(key) for key, graph in graph_keys(b).items()}
+    return _pair(a, b, lambda side, graph: labels[(side, graph["index"])])
+
+
+def match_kernels(
+    names_a: Sequence[str], names_b: Sequence[str], own_text: Callable[[str, str], str]
+) -> list[tuple[str, str, str]]:
+    """(A's name, B's name, rule) for the kernels of two paired graphs, in A's order; the first rule that pairs wins:
+
+    1. ``name``: the same name;
+    2. ``numbering``: the same name up to its numeric suffix (``triton_poi_fused_add_0`` / ``triton_poi_fused_add_1``:
+       another kernel was defined before it), in definition order;
+    3. ``content``: the same normalised source once each kernel's own name is set aside (``own_text(side, name)``),
+       a pure rename;
+    4. ``position``: the same kind (``triton_poi``, ``triton_per``, ``triton_red``, ``triton_tem``, ...) and numeric
+       suffix: Inductor numbers a graph's kernels in definition order and names each after the ops it fuses, so when
+       torch fuses or names ops differently (2.7.1's ``triton_poi_fused_cos_mul_0`` is 2.12.1's
+       ``triton_poi_fused_cos_expand_mul_threshold_backward_unsqueeze_0``) the position is what identifies it;
+       then the same fused ops and suffix with another kind (a persistent reduction that became a looped one).
+
+    Not by a similarity score: a changed kernel is exactly where contents differ, and scores make pairings nobody
+    can predict; these rules are what Inductor's naming guarantees. What is left is removed or added."""
+    left_a, left_b = list(names_a), list(names_b)
+    pairs: list[tuple[str, str, str]] = []
+
+    def pair(rule: str, same: Callable[[str, str], bool]) -> None:
+        for name_a in list(left_a):
+            for name_b in left_b:
+                if same(name_a, name_b):
+                    pairs.append((name_a, name_b, rule))
+                    left_a.remove(name_a)
+                    left_b.remove(name_b)
+                    break
+
+    def same_number_and(part: str) -> Callable[[str, str], bool]:
+        def same(x: str, y: str) -> bool:
+            a, b = KernelName.parse(x), KernelName.parse(y)
+            return a.number is not None and a.number == b.number and getattr(a, part) == getattr(b, part)
+
+        return same
+
+    pair("name", lambda x, y: x == y)
+    pair("numbering", lambda x, y: KernelName.parse(x).stem == KernelName.parse(y).stem)
+    pair("content", lambda x, y: own_text("a", x) == own_text("b", y))
+    pair("position", same_number_and("kind"))
+    pair("position", same_number_and("ops"))
+    order = {name: i for i, name in enumerate(names_a)}
+    return sorted(pairs, key=lambda item: order[item[0]])

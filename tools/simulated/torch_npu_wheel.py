@@ -53,6 +53,7 @@ from typing import Any
 from npu_inductor_compat.common import torch_npu_names
 from npu_inductor_compat.common.providers import DeviceProvider
 from npu_inductor_compat.patching import Change, Patch, wraps_original
+from npu_inductor_compat.targets import Target
 from npu_inductor_compat.tools.simulated import pairs
 from npu_inductor_compat.tools.simulated.standin import NotSimulatedError
 
@@ -245,11 +246,11 @@ class Stub:
 
     @property
     def module(self) -> str:
-        return self.name.partition(":")[0]
+        return Target.parse(self.name).module
 
     @property
     def attribute(self) -> str:
-        return self.name.partition(":")[2]
+        return Target.parse(self.name).qualname
 
 
 @dataclass(frozen=True)
@@ -277,8 +278,10 @@ def _native_class(qualified: str) -> type:
             "class; an instance needs torch_npu's native library (add a stub that does what the caller needs)"
         )
 
-    module, _, name = qualified.partition(":")
-    return type(name, (), {"__new__": __new__, "__module__": module, "__doc__": f"stub of {qualified}"})
+    target = Target.parse(qualified)
+    return type(
+        target.qualname, (), {"__new__": __new__, "__module__": target.module, "__doc__": f"stub of {qualified}"}
+    )
 
 
 NATIVE = "torch_npu._C"
@@ -431,7 +434,7 @@ def _device_only(qualified: str) -> Callable[..., Any]:
     def device_only(*args: Any, **kwargs: Any) -> Any:
         raise MissingStub(f"{qualified} was called: it needs an NPU (the stub only lets torch_npu import it)")
 
-    device_only.__qualname__ = device_only.__name__ = qualified.rpartition(":")[2]
+    device_only.__qualname__ = device_only.__name__ = Target.parse(qualified).qualname
     return device_only
 
 
@@ -1295,11 +1298,11 @@ def provider(events: Events | None = None, release: str | None = None) -> Device
     from npu_inductor_compat.tools.simulated import device
 
     chosen = EVENTS if events is None else events
-    module, _, name = torch_npu_names.qualname("raw-stream").partition(":")
+    raw_stream = Target.parse(torch_npu_names.qualname("raw-stream"))
     return DeviceProvider(
         name=PROVIDER_NAME,
         device_interface=device._interface_for_provider,
-        raw_stream_import=f"from {module} import {name} as {{name}}",
+        raw_stream_import=f"from {raw_stream.module} import {raw_stream.qualname} as {{name}}",
         summary="torch_npu's released Inductor code (pure Python, from its wheel) on the simulated NPU; codegen only",
         codegen_classes=_registered_classes,
         records=lambda: _records(chosen, release or paired_release(torch.__version__)),
