@@ -28,6 +28,8 @@ pytestmark = pytest.mark.subprocess
 def codegen(tmp_path: Path, *args: str, script: Path | None = None) -> tuple[subprocess.CompletedProcess[str], Any]:
     out = tmp_path / "out"
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *args]
+    if "--provider" not in args:  # these tests are of stock Inductor's codegen, whatever the default on this torch
+        command += ["--provider", "stock"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
     summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
     return done, summary
@@ -237,7 +239,8 @@ def test_a_script_that_fails_at_import_says_so_last_not_that_nothing_was_compile
         (["{script}", "--cpp-wrapper", "--kernel-metadata", "force_simt_only=1"], "'force_simt_only' must be a bool"),
         (["{script}", "--cpp-wrapper", "--kernel-metadata", "lock_num=1,lock_num=2"], "'lock_num' given twice"),
         ([], "the following arguments are required: script"),
-        (["{script}", "--provider", "torch_npu"], "argument --provider: invalid choice: 'torch_npu'"),
+        (["{script}", "--provider", "torch_npu"], "argument --provider: 'torch_npu' is not a provider; valid: stock"),
+        (["{script}", "--provider", "simulated-npu"], "'simulated-npu' is now called 'stock'; valid: stock (stock"),
         (["{script}", "--soc", "Ascend999"], "--soc: "),
     ],
 )
@@ -332,7 +335,7 @@ def test_without_fix_of_a_fix_this_torch_does_not_need_says_so_in_one_line(tmp_p
     fix_id = needed_elsewhere.get(npu_inductor_compat.torch_line(), "flex-backward-symbolic-grid")
     script = tmp_path / "tiny.py"
     script.write_text("import torch\ntorch.compile(lambda x: x + 1)(torch.ones(4).to('npu'))\n")
-    # and a record for torch_npu's own code, which the simulated-npu provider does not load
+    # and a record for torch_npu's own code, which the stock provider does not load
     torch_npu_fix = "torch-npu-masked-load-size-symbols"
     done, _ = codegen(tmp_path, "--without-fix", fix_id, torch_npu_fix, script=script)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -429,6 +432,7 @@ def test_force_writes_beside_the_users_files_and_a_script_that_changes_directory
     script = tmp_path / "chdir.py"
     script.write_text(f"import os, torch\nos.chdir({str(tmp_path / 'elsewhere')!r})\n{ONE_GRAPH}")
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", "out", "--force"]
+    command += ["--provider", "stock"]  # stock Inductor, whatever the default on this torch
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert (decoy / "summary.json").read_text() == "the user's own summary\n"
