@@ -51,6 +51,10 @@ def test_pointwise_gets_triton_kernels_and_a_python_wrapper_for_npu(pointwise: A
     ]
     assert summary["backend"] == "triton" and summary["script_error"] is None
     assert summary["torch_npu_standin"] == {"imported": False, "not_simulated": []}  # this script does not import it
+    # --provider stock (conftest.py shared_codegen): stock Inductor, also where the default is torch_npu's codegen
+    assert summary["provider"] == "stock" and summary["provider_choice"]["chosen_by"] == "--provider"
+    assert "provider: stock (stock Inductor's codegen; --provider stock)" in done.stdout.splitlines()
+    assert "stock Inductor generates the kernels" not in done.stderr  # the default's note: not for --provider
     for graph in summary["graphs"]:
         folder = tmp / "out" / f"graph_{graph['index']}"
         assert graph["files"]["wrapper"] == f"graph_{graph['index']}/wrapper.py"
@@ -452,6 +456,29 @@ def test_a_graph_error_without_a_message_is_shown_not_a_crash(capsys: pytest.Cap
     assert "graph 0: forward on npu: FAILED: AssertionError: (no message)" in capsys.readouterr().err
     table = _table({"graphs": [{**record.summary(), "files": {}}]})
     assert table.splitlines()[1].endswith("AssertionError: (no message)")
+
+
+def test_the_default_provider_on_a_torch_without_a_torch_npu_pair_is_stock_said_in_one_line(tmp_path: Path) -> None:
+    """No --provider on a torch no torch_npu release runs on: stock Inductor, one line naming the torch to install,
+    the summary saying the default chose. (On a paired torch the default runs torch_npu's codegen: tests/
+    test_torch_npu_wheel.py's codegen test runs it without --provider.)"""
+    import torch
+
+    from npu_inductor_compat.tools.simulated import provider_choice
+
+    expected = provider_choice.choose(torch.__version__, None)
+    if expected.note is None:
+        pytest.skip(f"torch {torch.__version__}: the default is {expected.provider} (test_torch_npu_wheel.py)")
+    script = tmp_path / "tiny.py"
+    script.write_text("import torch\ntorch.compile(lambda x: x + 1)(torch.ones(4).to('npu'))\n")
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(tmp_path / "out")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["provider"] == "stock" and summary["provider_choice"]["chosen_by"] == "default"
+    notes = [line for line in done.stderr.splitlines() if "stock Inductor generates the kernels" in line]
+    assert notes == [expected.note] and "for torch_npu's own codegen install torch==" in notes[0]
+    assert f"provider: {expected.describe()}" in done.stdout.splitlines()
 
 
 def test_the_wheel_provider_on_a_line_without_a_stubbed_release_is_a_usage_error(

@@ -443,7 +443,7 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
 
     try:
         choice = provider_choice.choose(torch_version().text, args.provider)
-    except torch_npu_wheel.WheelUnavailable as err:
+    except provider_choice.ProviderUnavailable as err:
         parser.error(f"--provider {args.provider}: {err}")
     args.provider, args.provider_choice = choice.provider, choice
     if choice.release is not None:

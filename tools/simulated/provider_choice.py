@@ -4,6 +4,7 @@ Ascend host; stock Inductor where no such pair runs here, or when ``--provider s
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,13 @@ PROVIDERS = (STOCK, TORCH_NPU)
 # old --provider names -> the name to use now (simulated-npu: both providers run on the simulated NPU)
 RENAMED = {"simulated-npu": STOCK}
 WHAT = {STOCK: "stock Inductor's codegen", TORCH_NPU: "torch_npu's own codegen"}
+# what torch_npu's pure-Python _inductor imports beyond torch (module -> the distribution to pip install)
+PYTHON_DEPENDENCIES = {"yaml": "pyyaml", "psutil": "psutil"}
+
+
+class ProviderUnavailable(ValueError):
+    """``--provider torch_npu-wheel`` cannot run here: no torch_npu release pairs with this torch, or its Python
+    dependencies are missing (the message says which, and what to install)."""
 
 
 @dataclass(frozen=True)
@@ -53,21 +61,35 @@ def parse(value: str) -> str:
 
 
 def choose(torch_version: str, requested: str | None) -> Choice:
-    """The provider for ``torch_version``: ``requested`` when given (torch_npu-wheel without a pair raises
-    torch_npu_wheel.WheelUnavailable saying why), else torch_npu-wheel where a pair runs, else stock with a note."""
+    """The provider for ``torch_version``: ``requested`` when given (torch_npu-wheel that cannot run here raises
+    ProviderUnavailable saying why), else torch_npu-wheel where a pair runs, else stock with a note."""
     release = _release(torch_version)
     if requested == STOCK:
         return Choice(STOCK, None, STOCK, "--provider stock")
-    if requested == TORCH_NPU:
-        return Choice(TORCH_NPU, torch_npu_wheel.paired_release(torch_version), TORCH_NPU, f"--provider {TORCH_NPU}")
-    if requested is not None:
+    if requested not in (None, TORCH_NPU):
         raise ValueError(f"--provider {requested!r}: valid: {', '.join(PROVIDERS)}")
     try:
         paired = torch_npu_wheel.paired_release(torch_version)
-    except torch_npu_wheel.WheelUnavailable:
+    except torch_npu_wheel.WheelUnavailable as err:
+        if requested == TORCH_NPU:
+            raise ProviderUnavailable(str(err)) from None
         why = f"the default: no torch_npu release runs on torch {release} here"
         return Choice(STOCK, None, None, why, note=no_pair_line(torch_version))
+    missing = [PYTHON_DEPENDENCIES[name] for name in PYTHON_DEPENDENCIES if not _importable(name)]
+    if missing:
+        needs = f"torch_npu {paired}'s codegen imports {' and '.join(missing)}, not installed here"
+        if requested == TORCH_NPU:
+            raise ProviderUnavailable(f"{needs}: pip install {' '.join(missing)}")
+        note = f"npu_inductor_compat codegen: stock Inductor generates the kernels: {needs} (pip install "
+        note += f"{' '.join(missing)} for it, the default on torch {release})"
+        return Choice(STOCK, None, None, f"the default: {needs}", note=note)
+    if requested == TORCH_NPU:
+        return Choice(TORCH_NPU, paired, TORCH_NPU, f"--provider {TORCH_NPU}")
     return Choice(TORCH_NPU, paired, None, f"the default on torch {release}, the torch its wheel requires")
+
+
+def _importable(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
 
 
 def runnable() -> dict[str, str]:
