@@ -86,7 +86,7 @@ def test_without_torch_npus_python_dependencies_the_default_is_stock_naming_them
     monkeypatch.setattr(provider_choice, "_importable", lambda module: module != "yaml")
     choice = choose("2.7.1", None)
     assert choice.provider == STOCK and choice.note is not None and "\n" not in choice.note
-    said = "torch_npu 2.7.1.post11's codegen imports pyyaml, not installed here (pip install pyyaml for it"
+    said = "torch_npu 2.7.1.post11's codegen imports pyyaml, not installed here; pip install pyyaml for torch_npu's"
     assert said in choice.note
     with pytest.raises(provider_choice.ProviderUnavailable, match="imports pyyaml, not installed here: pip install"):
         choose("2.7.1", TORCH_NPU)

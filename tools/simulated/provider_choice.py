@@ -36,7 +36,7 @@ class Choice:
     note: str | None = None  # the one line said on stderr: the default fell back to stock
 
     def describe(self) -> str:
-        """``torch_npu-wheel (torch_npu 2.7.1.post11's own codegen; the default on torch 2.7.1)``."""
+        """E.g. ``stock (stock Inductor's codegen; --provider stock)``."""
         what = f"torch_npu {self.release}'s own codegen" if self.release else WHAT[self.provider]
         return f"{self.provider} ({what}; {self.why})"
 
@@ -80,8 +80,8 @@ def choose(torch_version: str, requested: str | None) -> Choice:
         needs = f"torch_npu {paired}'s codegen imports {' and '.join(missing)}, not installed here"
         if requested == TORCH_NPU:
             raise ProviderUnavailable(f"{needs}: pip install {' '.join(missing)}")
-        note = f"npu_inductor_compat codegen: stock Inductor generates the kernels: {needs} (pip install "
-        note += f"{' '.join(missing)} for it, the default on torch {release})"
+        note = f"npu_inductor_compat codegen: stock Inductor generates the kernels: {needs}; pip install "
+        note += f"{' '.join(missing)} for torch_npu's own codegen, the default on torch {release}"
         return Choice(STOCK, None, None, f"the default: {needs}", note=note)
     if requested == TORCH_NPU:
         return Choice(TORCH_NPU, paired, TORCH_NPU, f"--provider {TORCH_NPU}")
