@@ -27,9 +27,9 @@ pytestmark = pytest.mark.subprocess
 
 def codegen(tmp_path: Path, *args: str, script: Path | None = None) -> tuple[subprocess.CompletedProcess[str], Any]:
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *args]
-    if "--provider" not in args:  # these tests are of stock Inductor's codegen, whatever the default on this torch
-        command += ["--provider", "stock"]
+    # these tests are of stock Inductor's codegen, whatever the default on this torch; before any `--` SCRIPT ARGS
+    provider = [] if "--provider" in args else ["--provider", "stock"]
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *provider, *args]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
     summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
     return done, summary
