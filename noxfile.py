@@ -38,6 +38,9 @@ ONCE_LINE = "2.12.1"
 # 2.7.1, 2.9.0.post9 on 2.9.0, 2.12.0.post3 on 2.12.0. The core lines 2.9.1 and 2.12.1 have no such pair: there
 # the provider's tests skip, naming the torch to install.
 TORCH_NPU_LINES = ("2.7.1", "2.9.0", "2.12.0")
+# What torch_npu's pure-Python _inductor imports: `codegen`'s default provider on those torches needs them (the test
+# extra has them too)
+TORCH_NPU_PYTHON = ("pyyaml", "psutil")
 
 nox.options.sessions = [
     "lint",
@@ -180,14 +183,17 @@ TRANSFORMERS = "5.24.0"
 def corpus(session: nox.Session, torch: str) -> None:
     """The real models (examples/models: transformers GPT-2, Llama, BERT, T5, ViT; torchvision ResNet-18) through
     `codegen --check-kernels` on one torch line, random init only (HF_HUB_OFFLINE=1); prints the markdown table
-    (exit code, graphs, kernels, kernels accepted / rejected by class) and writes models-<torch>.json. Not run by
-    default (minutes per line)."""
+    (provider, exit code, graphs, kernels, kernels accepted / rejected by class) and writes models-<torch>.json. Not
+    run by default (minutes per line). codegen's default provider (torch_npu's codegen on 2.7.1); posargs go to
+    model_corpus, e.g. `-- --provider stock`."""
     packages = (f"torch=={torch}", f"torchvision=={MODEL_LIBRARIES[torch]}", f"transformers=={TRANSFORMERS}")
-    session.install(*packages, "setuptools", "numpy", "-e", ".")  # setuptools: the simulated NPU's build
+    session.install(*packages, *TORCH_NPU_PYTHON, "setuptools", "numpy", "-e", ".")  # setuptools: the NPU's build
     session.run("python", "-c", CHECK_TORCH, torch)
     work = Path(session.create_tmp()) / "models"
     run = ("python", "-m", "npu_inductor_compat.tools.simulated.model_corpus", "examples/models")
-    session.run(*run, "--out", f"models-{torch}.json", "--work", str(work), env={"HF_HUB_OFFLINE": "1"})
+    session.run(
+        *run, "--out", f"models-{torch}.json", "--work", str(work), *session.posargs, env={"HF_HUB_OFFLINE": "1"}
+    )
 
 
 @nox.session
@@ -195,7 +201,8 @@ def corpus(session: nox.Session, torch: str) -> None:
 def codegen(session: nox.Session, torch: str) -> None:
     """`codegen` on one torch release; posargs: SCRIPT [--out DIR] [options] [-- SCRIPT ARGS] (not run by default).
 
-    Without --out it writes out/<torch>; `python -m npu_inductor_compat diff out/2.7.1 out/2.12.1` compares two."""
+    Without --out it writes out/<torch>; `python -m npu_inductor_compat diff out/2.7.1 out/2.12.1` compares two
+    (with --provider stock on both to compare stock Inductor: the default is torch_npu's codegen on a paired torch)."""
     if not session.posargs:
         session.error(
             f"""usage: nox -s "codegen(torch='{torch}')" -- SCRIPT.py [--out DIR] [codegen options] [-- SCRIPT ARGS]
@@ -207,7 +214,7 @@ def codegen(session: nox.Session, torch: str) -> None:
     if not any(arg == "--out" or arg.startswith("--out=") for arg in own):
         args[len(own) : len(own)] = ["--out", f"out/{torch}"]
     # setuptools: the simulated NPU builds with cpp_extension; numpy: torch warns at import without it
-    session.install(f"torch=={torch}", "setuptools", "numpy", "-e", ".")
+    session.install(f"torch=={torch}", *TORCH_NPU_PYTHON, "setuptools", "numpy", "-e", ".")
     session.run("python", "-c", CHECK_TORCH, torch)
     session.run("python", "-m", "npu_inductor_compat", "codegen", *args)
 

@@ -27,7 +27,9 @@ pytestmark = pytest.mark.subprocess
 
 def codegen(tmp_path: Path, *args: str, script: Path | None = None) -> tuple[subprocess.CompletedProcess[str], Any]:
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *args]
+    # these tests are of stock Inductor's codegen, whatever the default on this torch; before any `--` SCRIPT ARGS
+    provider = [] if "--provider" in args else ["--provider", "stock"]
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *provider, *args]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
     summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
     return done, summary
@@ -49,6 +51,10 @@ def test_pointwise_gets_triton_kernels_and_a_python_wrapper_for_npu(pointwise: A
     ]
     assert summary["backend"] == "triton" and summary["script_error"] is None
     assert summary["torch_npu_standin"] == {"imported": False, "not_simulated": []}  # this script does not import it
+    # --provider stock (conftest.py shared_codegen): stock Inductor, also where the default is torch_npu's codegen
+    assert summary["provider"] == "stock" and summary["provider_choice"]["chosen_by"] == "--provider"
+    assert "provider: stock (stock Inductor's codegen; --provider stock)" in done.stdout.splitlines()
+    assert "stock Inductor generates the kernels" not in done.stderr  # the default's note: not for --provider
     for graph in summary["graphs"]:
         folder = tmp / "out" / f"graph_{graph['index']}"
         assert graph["files"]["wrapper"] == f"graph_{graph['index']}/wrapper.py"
@@ -237,7 +243,8 @@ def test_a_script_that_fails_at_import_says_so_last_not_that_nothing_was_compile
         (["{script}", "--cpp-wrapper", "--kernel-metadata", "force_simt_only=1"], "'force_simt_only' must be a bool"),
         (["{script}", "--cpp-wrapper", "--kernel-metadata", "lock_num=1,lock_num=2"], "'lock_num' given twice"),
         ([], "the following arguments are required: script"),
-        (["{script}", "--provider", "torch_npu"], "argument --provider: invalid choice: 'torch_npu'"),
+        (["{script}", "--provider", "torch_npu"], "argument --provider: 'torch_npu' is not a provider; valid: stock"),
+        (["{script}", "--provider", "simulated-npu"], "'simulated-npu' is now called 'stock'; valid: stock (stock"),
         (["{script}", "--soc", "Ascend999"], "--soc: "),
     ],
 )
@@ -332,7 +339,7 @@ def test_without_fix_of_a_fix_this_torch_does_not_need_says_so_in_one_line(tmp_p
     fix_id = needed_elsewhere.get(npu_inductor_compat.torch_line(), "flex-backward-symbolic-grid")
     script = tmp_path / "tiny.py"
     script.write_text("import torch\ntorch.compile(lambda x: x + 1)(torch.ones(4).to('npu'))\n")
-    # and a record for torch_npu's own code, which the simulated-npu provider does not load
+    # and a record for torch_npu's own code, which the stock provider does not load
     torch_npu_fix = "torch-npu-masked-load-size-symbols"
     done, _ = codegen(tmp_path, "--without-fix", fix_id, torch_npu_fix, script=script)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -429,6 +436,7 @@ def test_force_writes_beside_the_users_files_and_a_script_that_changes_directory
     script = tmp_path / "chdir.py"
     script.write_text(f"import os, torch\nos.chdir({str(tmp_path / 'elsewhere')!r})\n{ONE_GRAPH}")
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", "out", "--force"]
+    command += ["--provider", "stock"]  # stock Inductor, whatever the default on this torch
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert (decoy / "summary.json").read_text() == "the user's own summary\n"
@@ -448,6 +456,29 @@ def test_a_graph_error_without_a_message_is_shown_not_a_crash(capsys: pytest.Cap
     assert "graph 0: forward on npu: FAILED: AssertionError: (no message)" in capsys.readouterr().err
     table = _table({"graphs": [{**record.summary(), "files": {}}]})
     assert table.splitlines()[1].endswith("AssertionError: (no message)")
+
+
+def test_the_default_provider_on_a_torch_without_a_torch_npu_pair_is_stock_said_in_one_line(tmp_path: Path) -> None:
+    """No --provider on a torch no torch_npu release runs on: stock Inductor, one line naming the torch to install,
+    the summary saying the default chose. (On a paired torch the default runs torch_npu's codegen: tests/
+    test_torch_npu_wheel.py's codegen test runs it without --provider.)"""
+    import torch
+
+    from npu_inductor_compat.tools.simulated import provider_choice
+
+    expected = provider_choice.choose(torch.__version__, None)
+    if expected.note is None:
+        pytest.skip(f"torch {torch.__version__}: the default is {expected.provider} (test_torch_npu_wheel.py)")
+    script = tmp_path / "tiny.py"
+    script.write_text("import torch\ntorch.compile(lambda x: x + 1)(torch.ones(4).to('npu'))\n")
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(tmp_path / "out")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["provider"] == "stock" and summary["provider_choice"]["chosen_by"] == "default"
+    notes = [line for line in done.stderr.splitlines() if "stock Inductor generates the kernels" in line]
+    assert notes == [expected.note] and "for torch_npu's own codegen install torch==" in notes[0]
+    assert f"provider: {expected.describe()}" in done.stdout.splitlines()
 
 
 def test_the_wheel_provider_on_a_line_without_a_stubbed_release_is_a_usage_error(

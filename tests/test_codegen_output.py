@@ -345,6 +345,7 @@ def codegen(
     script = tmp_path / "script.py"
     script.write_text(script_text)
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out)]
+    command += ["--provider", "stock"]  # stock Inductor, whatever the default on this torch
     return subprocess.run(
         command,
         capture_output=True,
@@ -383,6 +384,7 @@ def test_sigterm_to_codegen_ends_the_run_and_leaves_nothing_unlisted(tmp_path: P
     started = tmp_path / "started"
     script.write_text(COMPILES + f"import time\nopen({str(started)!r}, 'w').close()\ntime.sleep(600)\n")
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), "--quiet"]
+    command += ["--provider", "stock"]  # stock Inductor, whatever the default on this torch
     run = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
         for _ in range(1200):

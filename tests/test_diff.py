@@ -485,22 +485,25 @@ def test_the_header_names_both_sides_and_warns_when_the_runs_differ_in_script_or
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     graphs = [Graph(kernels={COS: kernel(COS)})]
-    a = write_output(tmp_path / "a", graphs)
+    a = write_output(tmp_path / "a", graphs, provider="simulated-npu")  # stock Inductor's old name
     b = write_output(
         tmp_path / "b",
         graphs,
         torch="2.12.1+cu130",
         line="v2_12",
         script="examples/other.py",
+        provider="torch_npu-wheel",
         cpp_wrapper=True,
         fixes={"flex-backward-symbolic-grid": "not needed"},
     )
     code, out, _ = run(a, b, capsys=capsys)
     assert code == 0  # the same generated code: the header differences are context, not differences
-    assert f"A: {a}: torch 2.7.1+cu126 (line v2_7_1, backend triton, soc Ascend910B3); examples/model.py" in out
-    assert f"B: {b}: torch 2.12.1+cu130 (line v2_12, backend triton, soc Ascend910B3); examples/other.py" in out
+    a_is = "(line v2_7_1, backend triton, soc Ascend910B3, provider stock); examples/model.py"
+    b_is = "(line v2_12, backend triton, soc Ascend910B3, provider torch_npu-wheel); examples/other.py"
+    assert f"A: {a}: torch 2.7.1+cu126 {a_is}" in out and f"B: {b}: torch 2.12.1+cu130 {b_is}" in out
     assert "warning: A and B ran different scripts (examples/model.py / examples/other.py)" in out
-    assert "warning: A and B ran with different options (cpp_wrapper False / True)" in out
+    differing = "(provider 'stock' / 'torch_npu-wheel'; cpp_wrapper False / True)"
+    assert f"warning: A and B ran with different options {differing}" in out
     assert "  flex-backward-symbolic-grid: 'applied' -> 'not needed'" in out
 
 
@@ -642,6 +645,8 @@ def codegen(cwd: Path) -> Path:
         "npu_inductor_compat",
         "codegen",
         str(ROOT / "examples" / "pointwise_reduction.py"),
+        "--provider",
+        "stock",
     ]
     done = subprocess.run(
         [*command, "--out", str(cwd / "out")], capture_output=True, text=True, check=False, timeout=900, cwd=cwd

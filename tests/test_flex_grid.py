@@ -33,6 +33,7 @@ def statuses() -> dict[str, dict[str, Any]]:
 def run_codegen(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], Any]:
     out = tmp_path / "out"
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(FLEX_EXAMPLE), "--out", str(out)]
+    command += ["--provider", "stock"]  # stock Inductor's flex grid, whatever the default on this torch
     done = subprocess.run(
         [*command, "--dynamic", "--cpp-wrapper", *extra], capture_output=True, text=True, timeout=900, check=False
     )

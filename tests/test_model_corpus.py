@@ -28,6 +28,7 @@ def test_the_table_has_a_row_per_model_with_rejections_by_class() -> None:
     entries = [
         {
             "model": "gpt2",
+            "provider": "torch_npu-wheel",
             "exit": 1,
             "graphs": 5,
             "kernels": 61,
@@ -38,6 +39,7 @@ def test_the_table_has_a_row_per_model_with_rejections_by_class() -> None:
         },
         {
             "model": "vit",
+            "provider": None,
             "exit": None,
             "graphs": 0,
             "kernels": 0,
@@ -48,5 +50,6 @@ def test_the_table_has_a_row_per_model_with_rejections_by_class() -> None:
     ]
     lines = table(entries, "2.12.1").splitlines()
     assert lines[0].startswith("torch 2.12.1, triton-ascend 3.2.0")
-    assert lines[4] == "| gpt2 | 1 | 5 | 61 | 59 | 2 `error: A` |"
-    assert lines[5] == "| vit | - | 0 | 0 | 0 | 0 (error: codegen exited 2: usage) |"
+    assert lines[2] == "| model | provider | exit | graphs | kernels | accepted | rejected (by class) |"
+    assert lines[4] == "| gpt2 | torch_npu-wheel | 1 | 5 | 61 | 59 | 2 `error: A` |"
+    assert lines[5] == "| vit | - | - | 0 | 0 | 0 | 0 (error: codegen exited 2: usage) |"

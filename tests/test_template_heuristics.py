@@ -159,6 +159,7 @@ def _codegen(tmp_path: Path, name: str, *args: str) -> tuple[subprocess.Complete
     script.write_text(textwrap.dedent(BMM_SCRIPT))
     out = tmp_path / name
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *args]
+    command += ["--provider", "stock"]  # stock Inductor's templates, whatever the default on this torch
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     return done, json.loads((out / "summary.json").read_text())

@@ -425,9 +425,10 @@ def test_a_stub_missing_from_the_table_fails_loudly_naming_it(
 def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_reports_per_kernel(
     wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
 ) -> None:
-    """`codegen --provider torch_npu-wheel`: the real pipeline with torch_npu's released codegen, through the CLI."""
+    """`codegen` with no --provider on the torch a torch_npu release requires: torch_npu's released codegen is the
+    default there; the real pipeline, through the CLI."""
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--provider", "torch_npu-wheel"]
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE)]  # the default provider
     env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
     done = subprocess.run(
         [*command, "--out", str(out)], capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path, env=env
@@ -435,6 +436,13 @@ def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_re
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["provider"] == "torch_npu-wheel" and summary["torch_npu_wheel"]["fallbacks"] == []
+    assert summary["provider_choice"] == {
+        "name": "torch_npu-wheel",
+        "torch_npu": wheel_tree.version,
+        "chosen_by": "default",
+        "why": f"the default on torch {wheel_tree.torch}, the torch its wheel requires",
+    }
+    assert "stock Inductor generates the kernels" not in done.stderr
     assert summary["torch_npu_standin"]["wheel"]["torch_npu"] == wheel_tree.version
     targets = torch_npu_wheel.release_targets(wheel_tree.version)
     for graph in summary["graphs"]:

@@ -80,13 +80,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--quiet", action="store_true", help="no progress lines and no table (errors still go to stderr)"
     )
+    from npu_inductor_compat.tools.simulated import provider_choice
+
     parser.add_argument(
         "--provider",
-        choices=PROVIDERS,
-        default=PROVIDERS[0],
-        help="who generates the npu code: stock Inductor (simulated-npu, the default), or torch_npu's own released "
-        "Inductor code from the torch_npu wheel paired with this torch (torch_npu-wheel: downloaded once, never "
-        "installed; torch 2.7, 2.9 and 2.12). With --cpp-wrapper the C++ wrapper is this package's (fix "
+        type=provider_choice.parse,
+        default=None,
+        metavar="{" + ",".join(provider_choice.PROVIDERS) + "}",
+        help="who generates the npu code: torch_npu's own released Inductor code from the torch_npu wheel that "
+        "requires exactly this torch (torch_npu-wheel: downloaded once, never installed; the default where such a "
+        "pair runs: torch " + ", ".join(sorted(provider_choice.runnable())) + "), or stock Inductor (stock: the "
+        "default elsewhere, said in one line). With --cpp-wrapper the C++ wrapper is this package's (fix "
         "cpp-wrapper-workspace-locks), or torch_npu's own without that fix; summary.json names the class per graph",
     )
     parser.add_argument("--cpp-wrapper", action="store_true", help="generate the C++ wrapper (cpp_wrapper=True)")
@@ -161,9 +165,6 @@ def parse_kernel_metadata(text: str) -> dict[str, Any]:
             )
     read_launch_metadata("--kernel-metadata", fields)  # the same validation compiler metadata gets
     return fields
-
-
-PROVIDERS = ("simulated-npu", "torch_npu-wheel")
 
 
 class Progress:
@@ -438,15 +439,16 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
     ):
         if given and not args.cpp_wrapper:
             parser.error(f"{flag} concerns the C++ wrapper: add --cpp-wrapper")
-    if args.provider == "torch_npu-wheel":
-        from npu_inductor_compat.tools.simulated import torch_npu_wheel
+    from npu_inductor_compat.tools.simulated import provider_choice, torch_npu_wheel
 
-        try:
-            release = torch_npu_wheel.paired_release(torch_version().text)
-        except torch_npu_wheel.WheelUnavailable as err:
-            parser.error(f"--provider torch_npu-wheel: {err}")
+    try:
+        choice = provider_choice.choose(torch_version().text, args.provider)
+    except provider_choice.ProviderUnavailable as err:
+        parser.error(f"--provider {args.provider}: {err}")
+    args.provider, args.provider_choice = choice.provider, choice
+    if choice.release is not None:
         # its records depend on the release (torch_npu_wheel.RELEASES); its backend loading is not offered
-        known |= {record.id for record in torch_npu_wheel.provider(release=release).records()}
+        known |= {record.id for record in torch_npu_wheel.provider(release=choice.release).records()}
     unknown = sorted(set(args.without_fix) - known)
     if unknown:
         parser.error(f"--without-fix: unknown id(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
@@ -454,6 +456,8 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
         output = prepare_output(Path(args.out), args.force)
     except UsageError as err:
         parser.error(str(err))
+    if choice.note is not None:  # the default fell back to stock Inductor: one line, even with --quiet
+        print(choice.note, file=sys.stderr, flush=True)
     try:
         return _in_a_child(
             output,
@@ -574,7 +578,9 @@ def _run(
                 with progress.muted():
                     deep, _, events = run_stack.enter_context(torch_npu_wheel.wheel_run())
             except (torch_npu_wheel.WheelUnavailable, ActivationFailed) as err:
-                print(f"npu_inductor_compat codegen: the torch_npu-wheel provider failed: {err}", file=sys.stderr)
+                default = args.provider_choice.requested is None
+                hint = " (the default on this torch; --provider stock runs stock Inductor instead)" if default else ""
+                print(f"npu_inductor_compat codegen: the torch_npu-wheel provider failed: {err}{hint}", file=sys.stderr)
                 return 1
             standin_context: Any = contextlib.nullcontext(deep)  # the deep stand-in is already in place
         else:
@@ -591,7 +597,7 @@ def _run(
             print(note, file=sys.stderr)
         progress.say(
             f"running {script} on the simulated NPU ({soc_name}; torch {torch.__version__}, {report['line']}, "
-            f"backend {status()['backend']})"
+            f"backend {status()['backend']}, provider {args.provider})"
         )
         script_error = None
         script_imported_torch_npu = False
@@ -643,6 +649,7 @@ def _run(
             "backend": status()["backend"],
             "soc": soc_name,
             "provider": args.provider,
+            "provider_choice": args.provider_choice.to_json(),  # why that provider: the default, or --provider
             "cpp_wrapper": args.cpp_wrapper,
             "dynamic": any(graph["dynamic"] for graph in graphs),
             "dynamic_flag": args.dynamic,
@@ -678,6 +685,7 @@ def _run(
     out = output.root
     if not args.quiet:
         print(_table(summary))
+        print(f"provider: {args.provider_choice.describe()}")
         print(f"wrote {out / SUMMARY}")
     for problem in refused:
         print(f"npu_inductor_compat codegen: not deleted: {problem}", file=sys.stderr)

@@ -28,7 +28,8 @@ META_CAP = 40  # launch-metadata changes shown per kernel
 # differs whenever torch does and says nothing about the kernel
 IGNORED_LAUNCH_KEYS = ("filename", "inductor_meta.backend_hash")
 # options that change the generated code: a difference means the two outputs are not a torch-only comparison
-OPTION_KEYS = ("argv", "backend", "soc", "cpp_wrapper", "dynamic_flag", "without_fix", "kernel_metadata")
+OPTION_KEYS = ("argv", "backend", "soc", "provider", "cpp_wrapper", "dynamic_flag", "without_fix", "kernel_metadata")
+OLD_PROVIDER_NAMES = {"simulated-npu": "stock"}  # codegen's --provider names before torch_npu's became the default
 # Counted as differences. A graph's compile id is shown in its heading, and Dynamo's recompile reasons are not
 # compared: their wording changes between torch releases while the generated code may not.
 GRAPH_FIELDS = ("status", "device", "dynamic", "wrapper")
@@ -329,6 +330,7 @@ def side_info(output: CodegenOutput) -> dict[str, Any]:
         "line": summary.get("line"),
         "backend": summary.get("backend"),
         "soc": summary.get("soc"),
+        "provider": _options(summary).get("provider"),
         "script": summary.get("script"),
         "options": _options(summary),
     }
@@ -336,6 +338,8 @@ def side_info(output: CodegenOutput) -> dict[str, Any]:
 
 def _options(summary: dict[str, Any]) -> dict[str, Any]:
     options = {key: summary[key] for key in OPTION_KEYS if key in summary}
+    if "provider" in options:
+        options["provider"] = OLD_PROVIDER_NAMES.get(options["provider"], options["provider"])
     if "dynamic_flag" not in summary and "dynamic" in summary:  # outputs that have only the overall flag
         options["dynamic"] = summary["dynamic"]
     return options

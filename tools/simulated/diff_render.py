@@ -33,7 +33,7 @@ def render(report: Report, verbose: bool = False, full: bool = False) -> str:
     out = []
     for side, output in (("A", report.a), ("B", report.b)):
         info = side_info(output)
-        where = ", ".join(f"{key} {info[key]}" for key in ("line", "backend", "soc") if info.get(key))
+        where = ", ".join(f"{key} {info[key]}" for key in ("line", "backend", "soc", "provider") if info.get(key))
         out.append(f"{side}: {output.root}: torch {info['torch']} ({where}); {info['script']}")
     out += [f"warning: {warning}" for warning in report.warnings]
     if report.split is not None:

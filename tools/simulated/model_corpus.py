@@ -1,5 +1,5 @@
 """The real-model corpus (``examples/models/``) through ``codegen --check-kernels`` on this torch, as a markdown table:
-per model its exit code, graphs, kernels, and the kernels triton-ascend accepts or rejects (by rejection class).
+per model the provider that ran, exit code, graphs, kernels, kernels triton-ascend accepts or rejects (by class).
 Usage: ``python -m npu_inductor_compat.tools.simulated.model_corpus examples/models --out models-2.12.1.json``."""
 
 from __future__ import annotations
@@ -29,14 +29,16 @@ def rejection_class(message: str, width: int = 80) -> str:
     return (text[: width - 1] + "…") if len(text) > width else (text or "(no message)")
 
 
-def model_entry(script: Path, out: Path) -> dict[str, Any]:
-    """codegen --check-kernels of one model: exit code, graphs, kernels, accepted kernels, rejected by class."""
+def model_entry(script: Path, out: Path, provider: str | None = None) -> dict[str, Any]:
+    """codegen --check-kernels of one model (``provider``; None: codegen's default): the provider that ran, exit
+    code, graphs, kernels, accepted kernels, rejected by class."""
     start = time.monotonic()
-    found = run_script(script, out)
+    found = run_script(script, out, provider)
     entry: dict[str, Any] = {"model": script.stem, "seconds": round(time.monotonic() - start, 1)}
     if "graphs" not in found:  # no summary.json: codegen itself failed
         return {
             **entry,
+            "provider": provider,
             "exit": None,
             "graphs": 0,
             "kernels": 0,
@@ -50,6 +52,7 @@ def model_entry(script: Path, out: Path) -> dict[str, Any]:
     summary = json.loads((out / "summary.json").read_text())
     return {
         **entry,
+        "provider": found.get("provider"),
         "exit": found["exit"],
         "graphs": found["graphs"],
         "kernels": found["kernels"],
@@ -66,15 +69,16 @@ def table(entries: list[dict[str, Any]], torch_version: str) -> str:
     lines = [
         f"torch {torch_version}, triton-ascend {', '.join(versions) or '?'} (`codegen --check-kernels`):",
         "",
-        "| model | exit | graphs | kernels | accepted | rejected (by class) |",
-        "|---|---|---|---|---|---|",
+        "| model | provider | exit | graphs | kernels | accepted | rejected (by class) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for entry in entries:
         rejected = "; ".join(f"{count} `{name}`" for name, count in entry["rejected"].items()) or "0"
         if entry.get("error"):
             rejected += f" (error: {entry['error'].splitlines()[0][:70]})"
         exit_code = "-" if entry["exit"] is None else str(entry["exit"])
-        cells = (entry["model"], exit_code, entry["graphs"], entry["kernels"], entry["accepted"], rejected)
+        provider = entry.get("provider") or "-"  # None: codegen failed before saying which ran
+        cells = (entry["model"], provider, exit_code, entry["graphs"], entry["kernels"], entry["accepted"], rejected)
         lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
     return "\n".join(lines)
 
@@ -84,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("models", type=Path, help="a folder of model scripts (examples/models)")
     parser.add_argument("--out", type=Path, required=True, help="the JSON of every model's entry")
     parser.add_argument("--work", type=Path, default=None, help="where codegen writes (default: a temporary folder)")
+    parser.add_argument(
+        "--provider", default=None, help="codegen's --provider (default: codegen's own: torch_npu's where paired)"
+    )
     args = parser.parse_args(argv)
     scripts = sorted(args.models.glob("*.py"))
     if not scripts:
@@ -92,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         work = args.work if args.work is not None else Path(scratch)
         entries = []
         for script in scripts:
-            entries.append(model_entry(script, work / script.stem))
+            entries.append(model_entry(script, work / script.stem, args.provider))
             print(f"{script.stem}: exit {entries[-1]['exit']} in {entries[-1]['seconds']} s", file=sys.stderr)
     torch_version = importlib.metadata.version("torch").split("+")[0]
     args.out.write_text(json.dumps({"torch": torch_version, "models": entries}, indent=2) + "\n")
