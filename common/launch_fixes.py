@@ -223,6 +223,7 @@ def _precompiling_the_common_header(original: Callable[..., Any]) -> Callable[..
     return _get_cpp_wrapper_header
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: the lines up to 2.11 (v2_7_1, v2_9)
 def npu_cpp_wrapper() -> type:
     """The NPU C++ wrapper for lines whose Inductor asks for one device include (up to 2.12)."""
     from npu_inductor_compat.common.npu_cpp_wrapper import CppWrapperNpu

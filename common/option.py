@@ -29,6 +29,7 @@ class NpuBackendName(str, metaclass=_ValidatesBackendName):
 
 
 # ------------------------------------------------------------------- line variants (chosen in common/adapters.py)
+# CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: the lines up to 2.11 (v2_7_1, v2_9)
 def config_entry_unnamed(default: Any, value_type: type, name: str) -> Any:
     """Lines up to 2.11: ``_ConfigEntry(config)``. ``_Config`` takes keywords (keyword-only from 2.10)."""
     from torch.utils._config_module import _Config, _ConfigEntry
@@ -43,6 +44,7 @@ def config_entry_named(default: Any, value_type: type, name: str) -> Any:
     return _ConfigEntry(_Config(default=default, value_type=value_type), name)
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 13) [next]: the releases up to 2.12
 def config_memo_flag_dirty() -> None:
     """Up to 2.12: the config hash (part of Inductor's FX-graph cache key) and the option dict are memoised behind
     ``_is_dirty``; adding or removing an option must invalidate them."""

@@ -83,6 +83,7 @@ def registry_answers_npu(module: str) -> bool:
     return all(_agnostic(registry, template, op) is not None for template, op in TEMPLATES)
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: 2.7 and 2.8 have no registry
 def no_registry_on_this_line() -> bool:
     """Lines before 2.9 have no template heuristic registry (GEMM configs come from
     ``InductorChoices.get_config_heuristics``, generic for "npu"): there is nothing to register."""

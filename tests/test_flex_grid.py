@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 9) [file]: the v2_7_1 line's own flex fix
+
 import json
 import re
 import shutil

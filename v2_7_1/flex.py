@@ -94,9 +94,10 @@ SYMBOLIC_BACKWARD_GRID = Patch(
 
 # ------------------------------------------------------------------------------- configs from the device itself
 def _heuristics_ask_cuda() -> bool:
-    """COMPAT(>= 2.8): flex configs come from ``V.choices.get_flex_attention_*_configs(head_dim, dtype)``, whose
-    device defaults to "cuda" (the 2.8 lowering passes none), i.e. from CUDAConfigHeuristic's compute capability.
-    CAN REMOVE when MIN_SUPPORTED >= (2, 9): the kernel/flex/ lowering passes its device and this record goes."""
+    """Whether 2.8's flex config heuristics ask CUDA's compute capability (see the comment below)."""
+    # COMPAT(>= 2.8): flex configs come from ``V.choices.get_flex_attention_*_configs(head_dim, dtype)``, whose
+    # device defaults to "cuda" (the 2.8 lowering passes none), i.e. from CUDAConfigHeuristic's compute capability.
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [tag]: the kernel/flex/ lowering passes its device; this folder goes.
     heuristics = importlib.import_module("torch._inductor.template_heuristics")
     found = getattr(getattr(heuristics, "CUDAConfigHeuristic", None), "get_flex_attn_fwd_configs", None)
     return found is not None and "get_device_capability" in found.__code__.co_names

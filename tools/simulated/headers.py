@@ -128,9 +128,13 @@ def torch_npu_headers(torch_version: str) -> list[HeaderSource]:
     return [_wheel_headers(PAIRED_TORCH_NPU[minor])]
 
 
-# COMPAT(>= 2.12): the C++ is quoted r"""...""" (r'''...''' before).
-# CAN REMOVE when MIN_SUPPORTED >= (2, 12): match only the double quotes.
-_CPP_LITERAL = re.compile(r"cpp_wrapper_src = \(\s*r(?P<quote>'''|\"\"\")\n(?P<source>.*?)\n(?P=quote)\s*\)", re.DOTALL)
+_QUOTES = ['"""']  # how the C++ is quoted: r"""..."""
+# COMPAT(>= 2.12): the C++ is quoted r"""...""".
+# CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: r'''...''' before 2.12
+_QUOTES.append("'''")
+_CPP_LITERAL = re.compile(
+    rf"cpp_wrapper_src = \(\s*r(?P<quote>{'|'.join(_QUOTES)})\n(?P<source>.*?)\n(?P=quote)\s*\)", re.DOTALL
+)
 # A module whose literal opens with one quote and closes with the other is no Python (torch_npu 2.12.0.post3's C++
 # wrapper opens with ''', copied from torch < 2.12, and torch 2.12's closes with """): its C++ is still read, to
 # be compared and checked, and the wrapper's summary says the module cannot load.

@@ -171,7 +171,7 @@ def launch_params(autotuner: Any, config: Any = None) -> dict[str, Any]:
         "def_args": def_args,
         "call_args": call_args,
         # COMPAT(>= 2.8): the params carry global_scratch; (>= 2.9) profile_scratch. None: the kernel needs none.
-        # CAN REMOVE when MIN_SUPPORTED >= (2, 9): nothing to remove, the keys stay.
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [tag]: nothing to remove, the keys stay.
         "global_scratch": None,
         "profile_scratch": None,
     }
