@@ -131,14 +131,15 @@ def typecheck(session: nox.Session) -> None:
 @nox.session
 def retire_oldest(session: nox.Session) -> None:
     """Retiring the oldest line is deleting its folder: in a copy of the tree (tools/retire.py: its folder, its LINES
-    row, what its CAN REMOVE tags name), then lint, typecheck and the fast tier, `once` tests included, on the next
-    core line's torch. The checkout is never changed. Weekly in CI (about 3 min)."""
+    row and README columns, what its CAN REMOVE tags name; runtime code only it used fails), then lint, typecheck
+    and the fast tier, `once` tests included, on the next core line's torch. The checkout is never changed."""
     import tempfile
 
     session.install("ruff==0.17.6", "mypy==2.4.1", "packaging", "nox", f"torch=={RETIRE_CHECK_TORCH}")
     with tempfile.TemporaryDirectory(prefix="retire-oldest-") as work:  # not under .nox, which ruff excludes
         copy = Path(work) / "tree"
-        session.run("python", "tools/retire.py", ".", str(copy))
+        # (--every-line: each later retirement too, torch-free: untagged code, due tags left, files that break)
+        session.run("python", "tools/retire.py", "--every-line", ".", str(copy))
         with session.chdir(copy):
             session.run("ruff", "check", ".")
             session.run("ruff", "format", "--check", ".")

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 import os
 import re
 import shutil
 import sys
+import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,10 @@ class TagError(ValueError):
     """A tag the tool cannot act on: the message names the file, the line and what is valid."""
 
 
+class NoNextLine(TagError):
+    """LINES has one line left: there is none to keep after the oldest."""
+
+
 @dataclass(frozen=True)
 class Tag:
     path: Path
@@ -50,11 +56,30 @@ def source_files(root: Path) -> Iterator[Path]:
                 yield Path(folder) / name
 
 
+def _comments(path: Path, text: str) -> Iterator[tuple[int, str, bool]]:
+    """(line number, comment text, whether the comment is the whole line) of each comment; in Python only real
+    comments count (a tag quoted in a string is no tag)."""
+    lines = text.splitlines()
+    if path.suffix != ".py":
+        for number, line in enumerate(lines, start=1):
+            if "#" in line:
+                at = line.index("#")
+                yield number, line[at:], not line[:at].strip()
+        return
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.COMMENT:
+            row, column = token.start
+            yield row, token.string, not lines[row - 1][:column].strip()
+
+
 def tags_in(path: Path, text: str) -> list[Tag]:
-    """Every tag in one file; a malformed one (no scope, unknown scope, not in a comment) raises TagError."""
-    found = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = TAG.search(line)
+    """Every tag in one file's comments; a malformed one (no scope, an unknown one, a [line] tag on a line of its
+    own or another trailing code) raises TagError."""
+    found: list[Tag] = []
+    if "CAN REMOVE when" not in text:
+        return found
+    for number, comment, whole_line in _comments(path, text):
+        match = TAG.search(comment)
         if match is None:
             continue
         where = f"{path}:{number}"
@@ -64,11 +89,9 @@ def tags_in(path: Path, text: str) -> list[Tag]:
                 f"{where}: a CAN REMOVE tag needs a scope and a reason: "
                 f"`CAN REMOVE when MIN_SUPPORTED >= (X, Y) [scope]: why`, scope one of {', '.join(SCOPES)}"
             )
-        if "#" not in line[: match.start()]:
-            raise TagError(f"{where}: a CAN REMOVE tag must be in a # comment (not a docstring), to be acted on")
-        if scope != "line" and not line.lstrip().startswith("#"):
+        if scope != "line" and not whole_line:
             raise TagError(f"{where}: [{scope}] tags are whole-line comments; a trailing tag is [line]")
-        if scope == "line" and line.lstrip().startswith("#"):
+        if scope == "line" and whole_line:
             raise TagError(f"{where}: a [line] tag trails the line it removes, not a comment line of its own")
         found.append(Tag(path, number, (int(match.group(1)), int(match.group(2))), scope))
     return found
@@ -91,7 +114,7 @@ def _comment_run(lines: list[str], index: int) -> tuple[int, int]:
 
 
 def _entries(tree: ast.AST) -> Iterator[tuple[int, int, int, int]]:
-    """(first line, first column, last line, last column) of every statement and every entry of a bracket."""
+    """(first line, first column, last line, end column) of every statement and every entry of a bracket."""
     for node in ast.walk(tree):
         for field in ("body", "orelse", "finalbody", "handlers"):
             block = getattr(node, field, None)
@@ -99,18 +122,20 @@ def _entries(tree: ast.AST) -> Iterator[tuple[int, int, int, int]]:
                 if isinstance(stmt, ast.stmt | ast.excepthandler):
                     decorators = getattr(stmt, "decorator_list", [])
                     start = decorators[0] if decorators else stmt
-                    yield start.lineno, start.col_offset - (1 if decorators else 0), stmt.end_lineno or 0, 0
-        items: list[ast.AST] = []
+                    column = start.col_offset - (1 if decorators else 0)
+                    yield start.lineno, column, stmt.end_lineno or 0, stmt.end_col_offset or 0
+        items: list[ast.expr | ast.keyword] = []
         if isinstance(node, ast.Tuple | ast.List | ast.Set):
             items = list(node.elts)
         elif isinstance(node, ast.Call):
             items = [*node.args, *node.keywords]
         for item in items:
-            yield item.lineno, item.col_offset, item.end_lineno or 0, item.end_col_offset or 0  # type: ignore[attr-defined]
+            yield item.lineno, item.col_offset, item.end_lineno or 0, item.end_col_offset or 0
         if isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
                 first = key if key is not None else value
-                yield first.lineno, first.col_offset - (2 if key is None else 0), value.end_lineno or 0, 0
+                column = first.col_offset - (2 if key is None else 0)
+                yield first.lineno, column, value.end_lineno or 0, value.end_col_offset or 0
 
 
 def _next_unit(tag: Tag, lines: list[str], after: int, tree: ast.AST) -> int:
@@ -121,18 +146,20 @@ def _next_unit(tag: Tag, lines: list[str], after: int, tree: ast.AST) -> int:
     if start == len(lines):
         raise TagError(f"{tag.path}:{tag.line}: [next] tag with no code after it")
     column = len(lines[start]) - len(lines[start].lstrip())
-    ends = [end for first, col, end, _ in _entries(tree) if first == start + 1 and col == column]
-    if not ends:
+    units = [(end, col) for first, at, end, col in _entries(tree) if first == start + 1 and at == column]
+    if not units:
         raise TagError(
             f"{tag.path}:{tag.line}: [next] tag: line {start + 1} starts no statement or entry; use [block] ... "
             f"# END CAN REMOVE"
         )
-    last = max(ends) - 1
-    tail = lines[last]
-    closing = tail.rstrip().rstrip(",").rstrip()
-    if closing.endswith(("(", "[", "{")):
-        raise TagError(f"{tag.path}:{tag.line}: [next] tag: the entry ends inside line {last + 1}")
-    return last
+    end, col = max(units)
+    rest = lines[end - 1][col:].strip()
+    if rest and not rest.startswith("#") and not (rest.startswith(",") and rest[1:].strip()[:1] in ("", "#")):
+        raise TagError(
+            f"{tag.path}:{tag.line}: [next] tag: the entry ends inside line {end}, which holds more ({rest!r}): "
+            f"give it lines of its own"
+        )
+    return end - 1
 
 
 def removals(path: Path, text: str, minimum: tuple[int, int]) -> tuple[set[int], bool]:
@@ -159,6 +186,9 @@ def removals(path: Path, text: str, minimum: tuple[int, int]) -> tuple[set[int],
                 raise TagError(f"{path}:{tag.line}: [next] reads Python; in {path.suffix} files use [line]/[block]")
             tree = tree or ast.parse(text, filename=str(path))
             last = _next_unit(tag, lines, last, tree)
+        if tag.scope != "tag" and (first == 0 or not lines[first - 1].strip()):  # no blank lines left doubled
+            while last + 1 < len(lines) and not lines[last + 1].strip():
+                last += 1
         gone.update(range(first, last + 1))
     return gone, False
 
@@ -172,7 +202,7 @@ def oldest_line(root: Path) -> tuple[str, tuple[int, int], int, int]:
             if getattr(target, "id", "") == "LINES" and isinstance(node.value, ast.Tuple):
                 rows = node.value.elts
                 if len(rows) < 2:
-                    raise TagError("compat/lines.py: LINES has one line: there is no next line to keep")
+                    raise NoNextLine("compat/lines.py: LINES has one line: there is no next line to keep")
                 first, second = rows[0], rows[1]
                 assert isinstance(first, ast.Call) and isinstance(second, ast.Call)
                 module = ast.literal_eval(first.args[0])
@@ -183,11 +213,13 @@ def oldest_line(root: Path) -> tuple[str, tuple[int, int], int, int]:
 
 def own_record_ids(folder: Path) -> set[str]:
     """The ids of the records a line's folder declares (``Patch(id="...")``)."""
-    ids = set()
+    ids: set[str] = set()
     for path in folder.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Patch":
-                ids.update(k.value.value for k in node.keywords if k.arg == "id" and isinstance(k.value, ast.Constant))
+                ids.update(
+                    str(k.value.value) for k in node.keywords if k.arg == "id" and isinstance(k.value, ast.Constant)
+                )
     return ids
 
 
@@ -265,28 +297,31 @@ def _used(tree: ast.AST) -> set[str]:
             names.add(node.attr)
         elif isinstance(node, ast.alias):
             names.add(node.name.rpartition(".")[2])
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):  # "module:Qual.name", __all__
-            names.update(re.findall(r"\w+", node.value))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
+            names.update(WORD.findall(node.value))  # "module:Qual.name", __all__
     return names
+
+
+WORD = re.compile(r"\w+")
 
 
 def unused_runtime_names(root: Path) -> set[str]:
     """`folder/module.py:name` for each top-level name of compat/ and common/ that no code of the package (its
     folders, tools included; not tests) uses outside its own definition."""
-    trees = {}
+    parts: dict[Path, list[tuple[set[str], set[str]]]] = {}
     for folder in [path for path in root.iterdir() if (path / "__init__.py").is_file()]:
         for path in folder.rglob("*.py"):
-            trees[path] = ast.parse(path.read_text(), filename=str(path))
-    used = {path: _used(tree) for path, tree in trees.items()}
+            tree = ast.parse(path.read_text(), filename=str(path))
+            parts[path] = [(_defined(ast.Module(body=[node], type_ignores=[])), _used(node)) for node in tree.body]
+    used = {path: set().union(*(uses for _, uses in pieces)) for path, pieces in parts.items()}
     unused = set()
-    for path, tree in trees.items():
+    for path, pieces in parts.items():
         if path.relative_to(root).parts[0] not in RUNTIME:
             continue
-        parts = [(_defined(ast.Module(body=[node], type_ignores=[])), _used(node)) for node in tree.body]
-        for name in _defined(tree):
+        for name in set().union(*(defines for defines, _ in pieces)):
             if any(name in names for other, names in used.items() if other != path):
                 continue
-            if not any(name in uses and name not in defines for defines, uses in parts):
+            if not any(name in uses and name not in defines for defines, uses in pieces):
                 unused.add(f"{path.relative_to(root).as_posix()}:{name}")
     return unused
 
@@ -302,10 +337,41 @@ def copy_tree(source: Path, copy: Path) -> None:
     shutil.copytree(source, copy, ignore=lambda _dir, names: [name for name in names if name in SKIP_DIRS])
 
 
+def every_line(source: Path, work: Path) -> list[str]:
+    """Retire line after line (all but the newest) in copies under ``work``: what each leaves wrong (a runtime name
+    only the retired line used, a due tag left, a Python file that no longer parses). No torch needed."""
+    problems: list[str] = []
+    before, unused_before = source, unused_runtime_names(source)
+    while True:
+        try:
+            module, minimum, _, _ = oldest_line(before)
+        except NoNextLine:
+            return problems
+        after = work / f"without-{module}"
+        copy_tree(before, after)
+        retire_oldest(after)
+        unused_after = unused_runtime_names(after)
+        problems += [f"{module}: {name} was used only by it" for name in sorted(unused_after - unused_before)]
+        for path in source_files(after):
+            text = path.read_text()
+            problems += [
+                f"{module}: {path}:{t.line}: due tag left" for t in tags_in(path, text) if t.version <= minimum
+            ]
+            if path.suffix == ".py":
+                try:
+                    ast.parse(text, filename=str(path))
+                except SyntaxError as error:
+                    problems.append(f"{module}: {path}: no longer parses: {error}")
+        before, unused_before = after, unused_after
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="the source tree (read only)")
     parser.add_argument("copy", type=Path, help="where to copy it and retire its oldest line (must not exist)")
+    parser.add_argument(
+        "--every-line", action="store_true", help="also retire each later line in turn (copies under COPY.every)"
+    )
     args = parser.parse_args(argv)
     if args.copy.exists():
         parser.error(f"{args.copy} exists: give a new directory for the copy")
@@ -315,12 +381,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for entry in retire_oldest(args.copy):
             print(f"retired: {entry}")
+        left = [
+            f"{name} was used only by the retired line: tag it or move it there"
+            for name in orphans(args.source, args.copy)
+        ]
+        if args.every_line:
+            work = args.copy.with_name(args.copy.name + ".every")
+            work.mkdir()
+            left += every_line(args.source, work)
+            shutil.rmtree(work)
     except TagError as error:
         print(f"retire: {error}", file=sys.stderr)
         return 2
-    left = orphans(args.source, args.copy)
-    for name in left:
-        print(f"retire: {name} was used only by the retired line: tag it or move it there", file=sys.stderr)
+    for problem in left:
+        print(f"retire: {problem}", file=sys.stderr)
     return 1 if left else 0
 
 
