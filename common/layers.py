@@ -1,14 +1,13 @@
-"""The patch layers, as journal records, shared by every torch line.
+"""The patch layers, as journal records, shared by every torch line."""
 
-- device layer (every backend): "npu" device op overrides, DEVICE_TO_ATEN, the dynamo device interface;
-- triton-family layer (triton, mlir, dvm): has_triton sees "npu", "npu" in GPU_TYPES, the C++-wrapper two-pass
-  check, the system-info cache key, the benchmarker, the GEMM template heuristics;
-- triton-registration (triton): the "npu" codegen backend registered with Inductor;
-- ascendc layer: "npu" GPU-like for lowering device selection only, and the backend hook on should_partition;
-- provider loaders (mlir, dvm, ascendc): the provider package that registers that backend's codegen.
-Where torch lines differ, a record asks the running line's adapters (``common/adapters.py``); within a line,
-feature detection (probes) decides, never the version number.
-"""
+# - device layer (every backend): "npu" device op overrides, DEVICE_TO_ATEN, the dynamo device interface;
+# - triton-family layer (triton, mlir, dvm): has_triton sees "npu", "npu" in GPU_TYPES, the C++-wrapper two-pass
+#   check, the system-info cache key, the benchmarker, the GEMM template heuristics;
+# - triton-registration (triton): the "npu" codegen backend registered with Inductor;
+# - ascendc layer: "npu" GPU-like for lowering device selection only, and the backend hook on should_partition;
+# - provider loaders (mlir, dvm, ascendc): the provider package that registers that backend's codegen.
+# Where torch lines differ, a record asks the running line's adapters (``common/adapters.py``); within a line,
+# feature detection (probes) decides, never the version number.
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""The ``npu_backend`` Inductor option: injected into ``torch._inductor.config`` so ``torch.compile`` accepts it.
+"""The ``npu_backend`` Inductor option: injected into ``torch._inductor.config`` so ``torch.compile`` accepts it."""
 
-``torch.compile(..., options={"npu_backend": "ascendc"})`` is validated by Inductor's own option check, which calls
-``isinstance(value, <the option's value_type>)``. The value type below answers that check by validating the name, so
-a typo fails at ``torch.compile`` with the list of valid backends instead of much later.
-"""
+# ``torch.compile(..., options={"npu_backend": "ascendc"})`` is validated by Inductor's own option check, which calls
+# ``isinstance(value, <the option's value_type>)``. The value type below answers that check by validating the name, so
+# a typo fails at ``torch.compile`` with the list of valid backends instead of much later.
 
 from __future__ import annotations
 

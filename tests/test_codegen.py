@@ -1,9 +1,8 @@
-"""The codegen command: the real Inductor pipeline for device "npu" on the simulated NPU (codegen only).
+"""The codegen command: the real Inductor pipeline for device "npu" on the simulated NPU (codegen only)."""
 
-Each scenario runs `python -m npu_inductor_compat codegen` in a fresh interpreter of this nox session's torch, on
-the scripts in examples/. The scripts compare their npu results with eager CPU themselves (a mismatch is a script
-error, exit 1), so exit 0 also proves the results are right.
-"""
+# Each scenario runs `python -m npu_inductor_compat codegen` in a fresh interpreter of this nox session's torch, on
+# the scripts in examples/. The scripts compare their npu results with eager CPU themselves (a mismatch is a script
+# error, exit 1), so exit 0 also proves the results are right.
 
 from __future__ import annotations
 

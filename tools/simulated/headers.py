@@ -1,17 +1,16 @@
-"""``codegen --check-headers``: compile generated C++ wrappers with ``g++ -fsyntax-only`` against the real headers.
+"""``codegen --check-headers``: compile generated C++ wrappers with ``g++ -fsyntax-only`` against the real headers."""
 
-torch's headers come from the installed torch; torch_npu's (its C++ API and the CANN ACL headers it ships) from, in
-order: ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``, an installed torch_npu (located, never imported), or the PyPI
-wheels of the torch_npu releases paired with this torch line: downloaded once into the survey's wheel cache
-(``tools/survey.py``), with their ``torch_npu/include`` unpacked next to it.
-
-Each file is compiled as torch_npu's own C++ builder compiles a wrapper for device "npu" (its
-``_inductor/cpp_builder.py``, which torch_npu's backend puts in place of Inductor's on every paired release):
-``-DUSE_NPU`` (torch_npu's C shim and AOTI headers declare nothing without it), and, where ``$ASCEND_HOME_PATH``
-names a CANN toolkit, CANN's include directories (:data:`CANN_INCLUDES`). Without CANN, C++ that includes a CANN
-toolkit header the torch_npu wheel does not ship (torch_npu's own wrappers include ``runtime/runtime/rt.h``) stops
-there, and the result says so.
-"""
+# torch's headers come from the installed torch; torch_npu's (its C++ API and the CANN ACL headers it ships) from, in
+# order: ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``, an installed torch_npu (located, never imported), or the PyPI
+# wheels of the torch_npu releases paired with this torch line: downloaded once into the survey's wheel cache
+# (``tools/survey.py``), with their ``torch_npu/include`` unpacked next to it.
+#
+# Each file is compiled as torch_npu's own C++ builder compiles a wrapper for device "npu" (its
+# ``_inductor/cpp_builder.py``, which torch_npu's backend puts in place of Inductor's on every paired release):
+# ``-DUSE_NPU`` (torch_npu's C shim and AOTI headers declare nothing without it), and, where ``$ASCEND_HOME_PATH``
+# names a CANN toolkit, CANN's include directories (:data:`CANN_INCLUDES`). Without CANN, C++ that includes a CANN
+# toolkit header the torch_npu wheel does not ship (torch_npu's own wrappers include ``runtime/runtime/rt.h``) stops
+# there, and the result says so.
 
 from __future__ import annotations
 
