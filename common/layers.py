@@ -45,8 +45,8 @@ def config_layer(adapters: LineAdapters) -> tuple[Patch, ...]:
 
 
 # --------------------------------------------------------------------------------------------- device layer
-# Modules whose import registers upstream's built-in device op overrides (mtia from torch 2.9).
 # CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: for load_builtin_op_overrides
+# Modules whose import registers upstream's built-in device op overrides (mtia from torch 2.9).
 BUILTIN_OP_OVERRIDES = (
     "torch._inductor.codegen.cpu_device_op_overrides",
     "torch._inductor.codegen.mps_device_op_overrides",

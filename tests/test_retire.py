@@ -91,7 +91,9 @@ CALL = dict(
 )
 
 
+# ------------------------------------------------------------------ a banner above a tag stays
 # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: a decorated function
+# (a comment after the tag goes with it)
 @functools.cache
 def old() -> int:
     return 1
@@ -119,6 +121,9 @@ TABLE = {
 CALL = dict(
     keep=1,
 )
+
+
+# ------------------------------------------------------------------ a banner above a tag stays
 
 
 def f(x: int) -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 #   [line]  the line whose trailing comment holds the tag (for pyproject.toml, ci.yml and other non-Python files);
 #   [file]  the whole file;
 #   [tag]   the tag's comment alone: nothing else has to go (it says why).
-# "The tag's comment" is the run of whole-line comments holding it (a COMPAT line above it goes with it).
+# "The tag's comment" is the tag and the whole-line comments after it, and a COMPAT comment just above it.
 TAG = re.compile(r"CAN REMOVE when MIN_SUPPORTED >= \((\d+), (\d+)\)(?: \[(\w+)\])?(:?)")
 SCOPES = ("block", "next", "line", "file", "tag")
 END = re.compile(r"^\s*#\s*END CAN REMOVE\b")
@@ -98,7 +98,8 @@ def tags_in(path: Path, text: str) -> list[Tag]:
 
 
 def _comment_run(lines: list[str], index: int) -> tuple[int, int]:
-    """The 0-based first and last line of the whole-line comments around ``index``, at its indentation."""
+    """The 0-based first and last line of the tag's comment: from a COMPAT line just above it (or the tag) down
+    through the whole-line comments after it, at its indentation."""
     indent = len(lines[index]) - len(lines[index].lstrip())
 
     def comment(i: int) -> bool:
@@ -106,8 +107,11 @@ def _comment_run(lines: list[str], index: int) -> tuple[int, int]:
         return text.lstrip().startswith("#") and len(text) - len(text.lstrip()) == indent and not END.match(text)
 
     first, last = index, index
-    while first > 0 and comment(first - 1) and not TAG.search(lines[first - 1]):
-        first -= 1
+    above = index
+    while above > 0 and comment(above - 1) and not TAG.search(lines[above - 1]):
+        above -= 1
+        if "COMPAT(" in lines[above]:
+            first = above
     while last + 1 < len(lines) and comment(last + 1) and not TAG.search(lines[last + 1]):
         last += 1
     return first, last
