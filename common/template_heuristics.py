@@ -6,9 +6,9 @@
 # - template_name=triton::bmm, device_type=npu ... Available: [the whole registry]. Using fallback", about 4 KB; 2.9.1
 # ``template_heuristics/registry.py:113``, 2.12.1/2.13.0 ``template_heuristics/registry.py:99``, 2.14.1
 # ``heuristics/registry.py:121``) and falls back to heuristics with no configs. ``bmm`` and ``baddbmm`` ask on every
-# compile, max-autotune or not (2.14.1 ``kernel/bmm.py:230``: ``use_triton_template(layout,
-# check_max_autotune=False)``);
-# ``mm``/``addmm`` ask under max-autotune. Both only when Inductor considers Triton templates for the device at all:
+# compile, max-autotune or not (2.14.1 ``kernel/bmm.py:230``:
+# ``use_triton_template(layout, check_max_autotune=False)``); ``mm``/``addmm`` ask under max-autotune. Both only
+# when Inductor considers Triton templates for the device at all:
 # ``use_triton_template`` requires ``is_big_gpu`` (2.14.1 ``utils.py:1785-1811``, ``:1877-1890``: at least 68
 # ``multi_processor_count``), which torch_npu sets to the vector core count (40 or 48 on Ascend 910B), so on today's
 # SoCs the registry is not asked; a device or a torch that passes that check is.

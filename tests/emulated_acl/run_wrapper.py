@@ -9,9 +9,9 @@
 # given). Each kernel gets the launch metadata of one scenario, in the order Inductor saves them.
 #
 # PLAN: {"scenarios": [metadata, ...], "cores": {device: [ai, vector]}, "record": bool, "phases": [{"device": d,
-# "sizes": [n or "over_limit", ...], "env": {...}, "fail": [ACL function or null, ...]}, ...]}. A phase with a new
-# device
-# or env compiles afresh; each size is called once per entry of "fail", with that ACL function failing. For each call
+# "sizes": [n or "over_limit", ...], "env": {...}, "fail": [ACL function or null, ...]}, ...]}.
+# A phase with a new device or env compiles afresh; each size is called once per entry of "fail", with that ACL
+# function failing. For each call
 # the output records the size, device, input and output data pointers and which launches it made; for each failing
 # call the error message. After each call every task queue is emptied and the device synchronised, as
 # torch.npu.synchronize() does (the stub libtorch_npu's emulated_torch_npu_synchronize_device).

@@ -11,8 +11,7 @@
 # operators with torch_npu's schemas and CPU reference kernels (npu_ops.py), defined while the block runs.
 #
 # Everything else of torch_npu (its other operators such as ``torch_npu.npu_format_cast``, ``torch_npu.contrib``,
-# unknown
-# ``torch.npu`` names) raises an error naming it: :class:`NotSimulated` for attributes (an AttributeError, so
+# unknown ``torch.npu`` names) raises an error naming it: :class:`NotSimulated` for attributes (an AttributeError, so
 # ``hasattr`` and ``getattr`` with a default keep working), :class:`NotSimulatedModule` for submodule imports (a
 # ModuleNotFoundError). :class:`StandInUse` records whether the script imported torch_npu and every name it asked
 # for that is not simulated.
