@@ -37,6 +37,9 @@ def test_a_new_import_changes_the_picture_and_a_back_edge_is_dashed(tmp_path: Pa
     test = architecture.import_test(ROOT)
     before = architecture.picture_of(_tree(tmp_path, files), test)
     assert before.splitlines()[2:-1] == ['    lines["v*/"] --> common["common/"]', '    common --> compat["compat/"]']
+    files["v2_12/__init__.py"] += "from npu_inductor_compat import b\n"
+    both = architecture.picture_of(_tree(tmp_path, files), test)
+    assert both.splitlines()[2] == '    lines["v*/"] --> common["common/"] & compat["compat/"]'
     (tmp_path / "common/a.py").write_text("def f():\n    from npu_inductor_compat.v2_9 import c\n")
     (tmp_path / "v2_9/c.py").write_text("")
     after = architecture.picture_of(tmp_path, test)

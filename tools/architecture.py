@@ -48,8 +48,9 @@ def render(edges: Iterable[tuple[str, str]], back_edges: Iterable[tuple[str, str
         named.add(name)
         return f'{name}["{"v*" if name == LINES_NODE else name}/"]'
 
-    for a, b in sorted(solid, key=lambda edge: (_node_order(edge[0]), _node_order(edge[1]))):
-        out.append(f"    {label(a)} --> {label(b)}")
+    for source in sorted({a for a, _ in solid}, key=_node_order):  # one line per source: a --> b & c
+        targets = sorted((b for a, b in solid if a == source), key=_node_order)
+        out.append(f"    {label(source)} --> {' & '.join(label(b) for b in targets)}")
     for a, b in sorted(dashed):
         out.append(f"    {label(a)} -. back edge .-> {label(b)}")
     out.append("```")
