@@ -13,8 +13,8 @@ nox.options.reuse_venv = "yes"
 
 # torch release -> the version module it exercises. Adding a line is one entry here.
 TORCH_LINES = {
-    "2.7.1": "v2_7_1",
-    "2.8.0": "v2_7_1",
+    "2.7.1": "v2_7_1",  # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [line]: the v2_7_1 line
+    "2.8.0": "v2_7_1",  # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [line]: the v2_7_1 line
     "2.9.1": "v2_9",
     "2.10.0": "v2_9",
     "2.11.0": "v2_9",
@@ -27,7 +27,13 @@ TORCH_LINES = {
 # The lines a plain `nox` (and CI) runs: the three oldest version modules, each with the fast and the slow tier.
 # Each torch line costs ~5 GB of uv cache; `nox -s tests slow` runs every line (2.15's module included),
 # `nox -s "tests(torch='2.8.0')"` one.
-CORE_LINES = ("2.7.1", "2.9.1", "2.12.1")
+CORE_LINES = (
+    "2.7.1",  # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [line]: the v2_7_1 line
+    "2.9.1",
+    "2.12.1",
+)
+# `nox -s retire_oldest` tests the tree without the oldest line on the next core line's torch.
+RETIRE_CHECK_TORCH = CORE_LINES[1]
 
 # Tests marked `once` (their result does not depend on torch's Inductor: diff rendering, manifests, the survey's
 # parsing, CLI usage errors, the SoC table, ...) run on this line only; every other test runs on every line.
@@ -37,7 +43,11 @@ ONCE_LINE = "2.12.1"
 # requires (tools/simulated/pairs.py; torch_npu_wheel.py PAIRED, a test keeps the two in step): 2.7.1.post11 on
 # 2.7.1, 2.9.0.post9 on 2.9.0, 2.12.0.post3 on 2.12.0. The core lines 2.9.1 and 2.12.1 have no such pair: there
 # the provider's tests skip, naming the torch to install.
-TORCH_NPU_LINES = ("2.7.1", "2.9.0", "2.12.0")
+TORCH_NPU_LINES = (
+    "2.7.1",  # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [line]: the v2_7_1 line
+    "2.9.0",
+    "2.12.0",
+)
 # What torch_npu's pure-Python _inductor imports: `codegen`'s default provider on those torches needs them (the test
 # extra has them too)
 TORCH_NPU_PYTHON = ("pyyaml", "psutil")
@@ -119,6 +129,29 @@ def typecheck(session: nox.Session) -> None:
     )
     session.run("mypy", "-p", "npu_inductor_compat")
     session.run("mypy", "noxfile.py")
+
+
+@nox.session
+def retire_oldest(session: nox.Session) -> None:
+    """Retiring the oldest line is deleting its folder: in a copy of the tree (tools/retire.py: its folder, its LINES
+    row and README columns, what its CAN REMOVE tags name; runtime code only it used fails), then lint, typecheck
+    and the fast tier, `once` tests included, on the next core line's torch. The checkout is never changed."""
+    import tempfile
+
+    session.install("ruff==0.17.6", "mypy==2.4.1", "packaging", "nox", f"torch=={RETIRE_CHECK_TORCH}")
+    with tempfile.TemporaryDirectory(prefix="retire-oldest-") as work:  # not under .nox, which ruff excludes
+        copy = Path(work) / "tree"
+        # (--every-line: each later retirement too, torch-free: untagged code, due tags left, files that break)
+        session.run("python", "tools/retire.py", "--every-line", ".", str(copy))
+        with session.chdir(copy):
+            session.run("ruff", "check", ".")
+            session.run("ruff", "format", "--check", ".")
+            # not editable: mypy follows the installed package only (see typecheck)
+            install = ("uv", "pip", "install", "-q", "--reinstall-package", "npu-inductor-compat", ".[test]")
+            session.run(*install, external=True)
+            session.run("mypy", "-p", "npu_inductor_compat")
+            session.run("mypy", "noxfile.py")
+            session.run("pytest", "-m", "not slow", *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
 
 
 @nox.session

@@ -1,16 +1,15 @@
-"""The NPU codegen backends (triton, mlir, dvm, ascendc) as data: what each needs installed and which layers it gets.
+"""The NPU codegen backends (triton, mlir, dvm, ascendc) as data: what each needs installed and which layers it gets."""
 
-Selection: an explicit ``activate(backend=...)``, else the ``npu_backend`` Inductor option when set, else
-``TORCHINDUCTOR_NPU_BACKEND``, else ``triton``. An unknown name is an error listing the valid ones (torch_npu's
-table silently fell back to Triton on a typo).
-
-One rule, however the backend was chosen (the default, the argument, the option or the variable): a missing provider
-package (the package a backend's codegen comes from: torch-mlir, torch_npu's mlir, dvm and ascendc packages) is an
-ImportError that names the package, the backend needing it and how to install it — checked before anything is
-patched (torch_npu's first ascendc loader imported a package that did not exist yet and crashed half-way). A missing
-NPU runtime (no device provider, i.e. no torch_npu; or no Triton for a Triton-family backend) is not an error: the
-device and backend layers are skipped, the torch-side records still apply, and the report says why.
-"""
+# Selection: an explicit ``activate(backend=...)``, else the ``npu_backend`` Inductor option when set, else
+# ``TORCHINDUCTOR_NPU_BACKEND``, else ``triton``. An unknown name is an error listing the valid ones (torch_npu's
+# table silently fell back to Triton on a typo).
+#
+# One rule, however the backend was chosen (the default, the argument, the option or the variable): a missing provider
+# package (the package a backend's codegen comes from: torch-mlir, torch_npu's mlir, dvm and ascendc packages) is an
+# ImportError that names the package, the backend needing it and how to install it — checked before anything is
+# patched (torch_npu's first ascendc loader imported a package that did not exist yet and crashed half-way). A missing
+# NPU runtime (no device provider, i.e. no torch_npu; or no Triton for a Triton-family backend) is not an error: the
+# device and backend layers are skipped, the torch-side records still apply, and the report says why.
 
 from __future__ import annotations
 

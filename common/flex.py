@@ -1,12 +1,11 @@
 """Flex attention helpers shared by every torch line, and the flex fix the lines from 2.9 need (on 2.7/2.8 its probe
-finds no flex/ package: not needed).
+finds no flex/ package: not needed)."""
 
-Inductor's flex kernels pick block sizes and split counts from ``torch.cuda``'s device properties whatever the device
-(torch 2.7/2.8: the forward/backward/decoding configs; 2.9 and newer: flex decoding's split count). On an NPU host
-there is no CUDA to ask, and for an NPU the answer must describe the NPU: while such a config is computed for a
-non-CUDA device, ``torch.cuda``'s two property queries answer from that device's dynamo interface, in that
-thread only.
-"""
+# Inductor's flex kernels pick block sizes and split counts from ``torch.cuda``'s device properties whatever the device
+# (torch 2.7/2.8: the forward/backward/decoding configs; 2.9 and newer: flex decoding's split count). On an NPU host
+# there is no CUDA to ask, and for an NPU the answer must describe the NPU: while such a config is computed for a
+# non-CUDA device, ``torch.cuda``'s two property queries answer from that device's dynamo interface, in that
+# thread only.
 
 from __future__ import annotations
 

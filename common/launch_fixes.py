@@ -1,14 +1,13 @@
-"""Fix records for launching triton-ascend kernels from the C++ wrapper (DESIGN.md §2b parts 2 and 3).
+"""Fix records for launching triton-ascend kernels from the C++ wrapper (docs/npu-launch.md)."""
 
-- ``autotuner-kernel-metadata``: the params the autotuner saves for each kernel carry its launch metadata
-  (workspace, locks, mix mode, SIMT) to the C++ wrapper. Upstream's ``CachingAutotuner.save_gpu_kernel`` keeps only
-  CUDA's fields; torch_npu's own autotuner copies them on its 2.7.1 line only.
-- ``cpp-wrapper-workspace-locks``: device "npu" gets this package's C++ wrapper (``npu_cpp_wrapper``), which
-  allocates the workspace and locks on the launch stream and launches through ACL. torch_npu's 2.9.0.post9 and
-  2.12.0.post3 wrappers pass NULL for both; its 2.7.1 wrapper fills the locks with a blocking copy.
-
-Importing this module imports no torch module; the records' callables do, when applied.
-"""
+# - ``autotuner-kernel-metadata``: the params the autotuner saves for each kernel carry its launch metadata
+#   (workspace, locks, mix mode, SIMT) to the C++ wrapper. Upstream's ``CachingAutotuner.save_gpu_kernel`` keeps only
+#   CUDA's fields; torch_npu's own autotuner copies them on its 2.7.1 line only.
+# - ``cpp-wrapper-workspace-locks``: device "npu" gets this package's C++ wrapper (``npu_cpp_wrapper``), which
+#   allocates the workspace and locks on the launch stream and launches through ACL. torch_npu's 2.9.0.post9 and
+#   2.12.0.post3 wrappers pass NULL for both; its 2.7.1 wrapper fills the locks with a blocking copy.
+#
+# Importing this module imports no torch module; the records' callables do, when applied.
 
 from __future__ import annotations
 
@@ -223,6 +222,7 @@ def _precompiling_the_common_header(original: Callable[..., Any]) -> Callable[..
     return _get_cpp_wrapper_header
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: the lines up to 2.11 (v2_7_1, v2_9)
 def npu_cpp_wrapper() -> type:
     """The NPU C++ wrapper for lines whose Inductor asks for one device include (up to 2.12)."""
     from npu_inductor_compat.common.npu_cpp_wrapper import CppWrapperNpu

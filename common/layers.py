@@ -1,14 +1,13 @@
-"""The patch layers, as journal records, shared by every torch line.
+"""The patch layers, as journal records, shared by every torch line."""
 
-- device layer (every backend): "npu" device op overrides, DEVICE_TO_ATEN, the dynamo device interface;
-- triton-family layer (triton, mlir, dvm): has_triton sees "npu", "npu" in GPU_TYPES, the C++-wrapper two-pass
-  check, the system-info cache key, the benchmarker, the GEMM template heuristics;
-- triton-registration (triton): the "npu" codegen backend registered with Inductor;
-- ascendc layer: "npu" GPU-like for lowering device selection only, and the backend hook on should_partition;
-- provider loaders (mlir, dvm, ascendc): the provider package that registers that backend's codegen.
-Where torch lines differ, a record asks the running line's adapters (``common/adapters.py``); within a line,
-feature detection (probes) decides, never the version number.
-"""
+# - device layer (every backend): "npu" device op overrides, DEVICE_TO_ATEN, the dynamo device interface;
+# - triton-family layer (triton, mlir, dvm): has_triton sees "npu", "npu" in GPU_TYPES, the C++-wrapper two-pass
+#   check, the system-info cache key, the benchmarker, the GEMM template heuristics;
+# - triton-registration (triton): the "npu" codegen backend registered with Inductor;
+# - ascendc layer: "npu" GPU-like for lowering device selection only, and the backend hook on should_partition;
+# - provider loaders (mlir, dvm, ascendc): the provider package that registers that backend's codegen.
+# Where torch lines differ, a record asks the running line's adapters (``common/adapters.py``); within a line,
+# feature detection (probes) decides, never the version number.
 
 from __future__ import annotations
 
@@ -46,6 +45,7 @@ def config_layer(adapters: LineAdapters) -> tuple[Patch, ...]:
 
 
 # --------------------------------------------------------------------------------------------- device layer
+# CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: for load_builtin_op_overrides
 # Modules whose import registers upstream's built-in device op overrides (mtia from torch 2.9).
 BUILTIN_OP_OVERRIDES = (
     "torch._inductor.codegen.cpu_device_op_overrides",
@@ -56,6 +56,7 @@ BUILTIN_OP_OVERRIDES = (
 )
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: the lines up to 2.11 (v2_7_1, v2_9)
 def load_builtin_op_overrides() -> None:
     """For lines up to 2.11 (adapter ``before_op_overrides``): get_device_op_overrides imports the built-in
     overrides only while the registry is empty, so once anything (npu, or an early import of cuda's module) is
@@ -87,6 +88,7 @@ def _has_op_overrides() -> bool:
 ATEN_DEVICE = "at::kPrivateUse1"
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: DEVICE_TO_ATEN is gone from 2.15
 def device_to_aten_table_has_npu() -> bool:
     """Lines up to 2.14: cpp_utils.DEVICE_TO_ATEN maps device types to ATen names."""
     from torch._inductor.codegen import cpp_utils
@@ -94,6 +96,7 @@ def device_to_aten_table_has_npu() -> bool:
     return DEVICE in cpp_utils.DEVICE_TO_ATEN
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: DEVICE_TO_ATEN is gone from 2.15
 def device_to_aten_table_changes(_function_wrapper: Callable[[Any], Any]) -> tuple[Change, ...]:
     return (
         Change(
@@ -251,9 +254,11 @@ def _npu_is_gpu_type() -> bool:
     return DEVICE in utils.GPU_TYPES
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: from 2.15 the check asks the device
 _TWO_PASS_DEVICES = ("cuda", "xpu")
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: from 2.15 the check asks the device
 def _with_npu_in_two_pass_check(original: Any) -> Any:
     """Upstream's own codegen_with_cpp_wrapper with "npu" added to its hard-coded ("cuda", "xpu") device list.
 
@@ -289,6 +294,7 @@ def upstream_two_pass_code() -> types.CodeType:
     return code
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: from 2.15 the check asks the device
 def two_pass_list_has_npu() -> bool:
     """Lines up to 2.14: the two-pass check is the constant ("cuda", "xpu"); upstream knows npu if it lists it."""
     code = upstream_two_pass_code()
@@ -333,11 +339,13 @@ def benchmark_with_device_type(self: Any, fn: Any, *, warmup: Any, rep: Any, **k
     return self.benchmark_gpu(fn, warmup=warmup, rep=rep, **kwargs)
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 13) [next]: benchmark_gpu takes device_type from 2.13
 def benchmark_without_device_type(self: Any, fn: Any, *, warmup: Any, rep: Any, **kwargs: Any) -> Any:
     """benchmark_gpu for a line whose benchmark_gpu takes no device (it benchmarks the current stream)."""
     return self.benchmark_gpu(fn, warmup=warmup, rep=rep, **kwargs)
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: the per-device registry exists from 2.12
 def benchmarking_before_the_registry() -> bool:
     """Lines before 2.12 have no per-device benchmarker registry: every non-CPU device, "npu" included, goes to
     benchmark_gpu, so the record has nothing to do there."""
@@ -356,11 +364,11 @@ def template_heuristics_record(adapters: LineAdapters) -> Patch:
     says what it gets and why)."""
     module = adapters.template_heuristic_registry
     target = module or template_heuristics.FIRST_REGISTRY_MODULE
-    probe: Callable[[], bool] = (
-        template_heuristics.no_registry_on_this_line
-        if module is None
-        else functools.partial(template_heuristics.registry_answers_npu, module)
-    )
+    probe: Callable[[], bool] = functools.partial(template_heuristics.registry_answers_npu, target)
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [block]: 2.7 and 2.8 have no registry
+    if module is None:
+        probe = template_heuristics.no_registry_on_this_line
+    # END CAN REMOVE
     return Patch(
         id="triton-template-heuristics-npu",
         layer="triton-family",
@@ -417,6 +425,7 @@ def triton_family_layer(provider: DeviceProvider, adapters: LineAdapters) -> tup
             upstream_has_fix=_npu_is_gpu_type,
             refresh=_clear_gpu_type_cache,
         ),
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: from 2.15 the check asks the device
         Patch(
             id="triton-cpp-wrapper-two-pass",
             layer="triton-family",
@@ -466,7 +475,7 @@ def triton_registration_layer(provider: DeviceProvider, adapters: LineAdapters) 
         scheduling, wrapper, cpp_wrapper = classes
         # COMPAT(>= 2.9): a 5th positional parameter (device_fx_wrapper_codegen) was inserted, so a positional
         # call binds to the wrong slot on some line: keywords on every line.
-        # CAN REMOVE when MIN_SUPPORTED >= (2, 9): nothing to remove, keywords stay.
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [tag]: nothing to remove, keywords stay.
         register_backend_for_device(
             device=DEVICE,
             device_scheduling=scheduling,

@@ -1,14 +1,13 @@
-"""This package's NPU C++ wrapper: Inductor's GPU C++ wrapper with every Triton kernel loaded and launched by ACL.
+"""This package's NPU C++ wrapper: Inductor's GPU C++ wrapper with every Triton kernel loaded and launched by ACL."""
 
-Everything but the kernel load and launch is upstream's (argument handling, symbolic grids, memory planning). The
-per-kernel call wrappers Inductor defers until autotuning is done are re-classed to :class:`NpuTritonCall` just
-before they are generated (``finalize_prefix``), on every torch line: that is the one override point the lines
-share (2.7 generates them from ``generate_kernel_call``, 2.8+ from ``_generate_kernel_call_helper``). The launch
-itself is ``npu_launch.render_launch``, fed by the kernel's launch metadata that ``autotuner-kernel-metadata``
-stored in its saved params.
-
-Imported only when a C++ wrapper is created for "npu" (it imports Inductor).
-"""
+# Everything but the kernel load and launch is upstream's (argument handling, symbolic grids, memory planning). The
+# per-kernel call wrappers Inductor defers until autotuning is done are re-classed to :class:`NpuTritonCall` just
+# before they are generated (``finalize_prefix``), on every torch line: that is the one override point the lines
+# share (2.7 generates them from ``generate_kernel_call``, 2.8+ from ``_generate_kernel_call_helper``). The launch
+# itself is ``npu_launch.render_launch``, fed by the kernel's launch metadata that ``autotuner-kernel-metadata``
+# stored in its saved params.
+#
+# Imported only when a C++ wrapper is created for "npu" (it imports Inductor).
 
 from __future__ import annotations
 

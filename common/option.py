@@ -1,9 +1,8 @@
-"""The ``npu_backend`` Inductor option: injected into ``torch._inductor.config`` so ``torch.compile`` accepts it.
+"""The ``npu_backend`` Inductor option: injected into ``torch._inductor.config`` so ``torch.compile`` accepts it."""
 
-``torch.compile(..., options={"npu_backend": "ascendc"})`` is validated by Inductor's own option check, which calls
-``isinstance(value, <the option's value_type>)``. The value type below answers that check by validating the name, so
-a typo fails at ``torch.compile`` with the list of valid backends instead of much later.
-"""
+# ``torch.compile(..., options={"npu_backend": "ascendc"})`` is validated by Inductor's own option check, which calls
+# ``isinstance(value, <the option's value_type>)``. The value type below answers that check by validating the name, so
+# a typo fails at ``torch.compile`` with the list of valid backends instead of much later.
 
 from __future__ import annotations
 
@@ -29,6 +28,7 @@ class NpuBackendName(str, metaclass=_ValidatesBackendName):
 
 
 # ------------------------------------------------------------------- line variants (chosen in common/adapters.py)
+# CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: the lines up to 2.11 (v2_7_1, v2_9)
 def config_entry_unnamed(default: Any, value_type: type, name: str) -> Any:
     """Lines up to 2.11: ``_ConfigEntry(config)``. ``_Config`` takes keywords (keyword-only from 2.10)."""
     from torch.utils._config_module import _Config, _ConfigEntry
@@ -43,6 +43,7 @@ def config_entry_named(default: Any, value_type: type, name: str) -> Any:
     return _ConfigEntry(_Config(default=default, value_type=value_type), name)
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 13) [next]: the releases up to 2.12
 def config_memo_flag_dirty() -> None:
     """Up to 2.12: the config hash (part of Inductor's FX-graph cache key) and the option dict are memoised behind
     ``_is_dirty``; adding or removing an option must invalidate them."""

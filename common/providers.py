@@ -1,9 +1,8 @@
-"""Device providers: who plays the device's part for Inductor's "npu" (torch_npu on hardware, a simulation in tests).
+"""Device providers: who plays the device's part for Inductor's "npu" (torch_npu on hardware, a simulation in tests)."""
 
-A provider supplies the dynamo DeviceInterface for "npu" and the line of Python that generated wrappers use to get
-the raw stream; the layers in this package do the Inductor side. torch_npu is only looked up (never imported) until
-a layer actually needs its classes.
-"""
+# A provider supplies the dynamo DeviceInterface for "npu" and the line of Python that generated wrappers use to get
+# the raw stream; the layers in this package do the Inductor side. torch_npu is only looked up (never imported) until
+# a layer actually needs its classes.
 
 from __future__ import annotations
 

@@ -1,33 +1,33 @@
-"""Inductor's template heuristic registry (torch >= 2.9) and the GEMM template heuristics "npu" gets there.
+"""Inductor's template heuristic registry (torch >= 2.9) and the GEMM template heuristics "npu" gets there."""
 
-Since torch 2.9 the GEMM lowerings ask a registry keyed by (template uid, device type, op name) for the configs of
-every Triton template they consider (``choices.py``: ``get_mm_configs`` in 2.9-2.11, ``get_ktc`` from 2.12, both
-calling ``get_template_heuristic``). Nothing registers "npu": each lookup logs an ERROR ("No template heuristic found
-- template_name=triton::bmm, device_type=npu ... Available: [the whole registry]. Using fallback", about 4 KB; 2.9.1
-``template_heuristics/registry.py:113``, 2.12.1/2.13.0 ``template_heuristics/registry.py:99``, 2.14.1
-``heuristics/registry.py:121``) and falls back to heuristics with no configs. ``bmm`` and ``baddbmm`` ask on every
-compile, max-autotune or not (2.14.1 ``kernel/bmm.py:230``: ``use_triton_template(layout, check_max_autotune=False)``);
-``mm``/``addmm`` ask under max-autotune. Both only when Inductor considers Triton templates for the device at all:
-``use_triton_template`` requires ``is_big_gpu`` (2.14.1 ``utils.py:1785-1811``, ``:1877-1890``: at least 68
-``multi_processor_count``), which torch_npu sets to the vector core count (40 or 48 on Ascend 910B), so on today's
-SoCs the registry is not asked; a device or a torch that passes that check is.
-
-What "npu" gets: the registrations torch makes for ``"mtia"``, the one Triton device without tuning of its own
-(``MTIAConfigHeuristic`` is an empty subclass of ``BaseConfigHeuristic``, 2.14.1
-``heuristics/template/triton.py:2126``; its seven registrations at :3613-3669 exist unchanged from 2.9 to 2.15). Those
-are torch's template mixins over the generic Triton GEMM configs, the same configs CUDA's mm templates use
-(``CUDAConfigHeuristic`` overrides only flex attention, through ``torch.cuda.get_device_capability``), and what
-``InductorChoices.get_config_heuristics`` already gives "npu" for flex and conv (``BaseConfigHeuristic`` for a device
-it does not know). Not CUDA's registrations: on a ROCm build they are ROCm's classes (``register=IS_ROCM``), and they
-add TMA, Blackwell and autoheuristic entries only NVIDIA GPUs reach. The GEMM mixins yield configs only under
-max-autotune (``GemmMaxAutotuneTemplateConfigHeuristics.should_run``), so a default compile still gets the ATen
-choice alone, as with the fallback; under max-autotune torch's Triton mm/bmm templates are autotuned for "npu".
-torch_npu 2.14.0 registers no template heuristic: its triton backend replaces the mm, addmm and bmm lowerings with
-its own templates and configs (``_inductor/kernel/mm.py`` ``_register_npu_inductor_mm``, ``kernel/bmm.py:245``
-``_register_npu_inductor_bmm``, called from ``_inductor/__init__.py``), which never ask the registry.
-
-Importing this module imports no torch module; the record's callables do, when applied.
-"""
+# Since torch 2.9 the GEMM lowerings ask a registry keyed by (template uid, device type, op name) for the configs of
+# every Triton template they consider (``choices.py``: ``get_mm_configs`` in 2.9-2.11, ``get_ktc`` from 2.12, both
+# calling ``get_template_heuristic``). Nothing registers "npu": each lookup logs an ERROR ("No template heuristic found
+# - template_name=triton::bmm, device_type=npu ... Available: [the whole registry]. Using fallback", about 4 KB; 2.9.1
+# ``template_heuristics/registry.py:113``, 2.12.1/2.13.0 ``template_heuristics/registry.py:99``, 2.14.1
+# ``heuristics/registry.py:121``) and falls back to heuristics with no configs. ``bmm`` and ``baddbmm`` ask on every
+# compile, max-autotune or not (2.14.1 ``kernel/bmm.py:230``:
+# ``use_triton_template(layout, check_max_autotune=False)``); ``mm``/``addmm`` ask under max-autotune. Both only
+# when Inductor considers Triton templates for the device at all:
+# ``use_triton_template`` requires ``is_big_gpu`` (2.14.1 ``utils.py:1785-1811``, ``:1877-1890``: at least 68
+# ``multi_processor_count``), which torch_npu sets to the vector core count (40 or 48 on Ascend 910B), so on today's
+# SoCs the registry is not asked; a device or a torch that passes that check is.
+#
+# What "npu" gets: the registrations torch makes for ``"mtia"``, the one Triton device without tuning of its own
+# (``MTIAConfigHeuristic`` is an empty subclass of ``BaseConfigHeuristic``, 2.14.1
+# ``heuristics/template/triton.py:2126``; its seven registrations at :3613-3669 exist unchanged from 2.9 to 2.15). Those
+# are torch's template mixins over the generic Triton GEMM configs, the same configs CUDA's mm templates use
+# (``CUDAConfigHeuristic`` overrides only flex attention, through ``torch.cuda.get_device_capability``), and what
+# ``InductorChoices.get_config_heuristics`` already gives "npu" for flex and conv (``BaseConfigHeuristic`` for a device
+# it does not know). Not CUDA's registrations: on a ROCm build they are ROCm's classes (``register=IS_ROCM``), and they
+# add TMA, Blackwell and autoheuristic entries only NVIDIA GPUs reach. The GEMM mixins yield configs only under
+# max-autotune (``GemmMaxAutotuneTemplateConfigHeuristics.should_run``), so a default compile still gets the ATen
+# choice alone, as with the fallback; under max-autotune torch's Triton mm/bmm templates are autotuned for "npu".
+# torch_npu 2.14.0 registers no template heuristic: its triton backend replaces the mm, addmm and bmm lowerings with
+# its own templates and configs (``_inductor/kernel/mm.py`` ``_register_npu_inductor_mm``, ``kernel/bmm.py:245``
+# ``_register_npu_inductor_bmm``, called from ``_inductor/__init__.py``), which never ask the registry.
+#
+# Importing this module imports no torch module; the record's callables do, when applied.
 
 from __future__ import annotations
 
@@ -83,6 +83,7 @@ def registry_answers_npu(module: str) -> bool:
     return all(_agnostic(registry, template, op) is not None for template, op in TEMPLATES)
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: 2.7 and 2.8 have no registry
 def no_registry_on_this_line() -> bool:
     """Lines before 2.9 have no template heuristic registry (GEMM configs come from
     ``InductorChoices.get_config_heuristics``, generic for "npu"): there is nothing to register."""

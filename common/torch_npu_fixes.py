@@ -1,23 +1,22 @@
-"""Fix records for bugs in torch_npu's own Python codegen that its later release branches fixed and earlier ones kept.
+"""Fix records for bugs in torch_npu's own Python codegen that later release branches fixed and earlier ones kept."""
 
-torch_npu ships one release branch per torch line, and a codegen fix merged into one branch often never reaches the
-others. These records carry such fixes to the torch_npu releases that lack them, on whichever torch line they run.
-Each probes the *installed* torch_npu by running its code on a minimal case (never by its version number), so a
-torch_npu that has the fix, or never had the bug, gets "not needed"; without torch_npu's Inductor code there is
-nothing to patch and the record is skipped, saying so.
-
-- ``torch-npu-masked-load-size-symbols``: ``NPUIndexTritonKernel.filter_masks`` drops the mask guarding a load inside
-  a masked subblock whenever the subblock's mask mentions a size symbol the load's index does not (the first slice
-  of a cat, or ``slice_scatter``, over a dynamic dimension): the load then reads past its tensor. Fixed on torch_npu
-  v2.10.0 (!44117) and master (!44898); torch_npu 2.7.1.post11 and 2.9.0.post9 have the bug; 2.12.0.post3's kernel
-  has no subblock-axis filtering at all.
-- ``torch-npu-persistent-reduction-ub``: ``NPUIndexTritonKernel.should_use_persistent_reduction`` keeps up to 4096
-  reduction elements in one persistent (single-pass) kernel on every SoC; only Ascend950's unified buffer holds
-  that, the others overflow it. torch_npu's v2.9.0, v2.10.0 and master use 1024 off Ascend950 (master cb704728e);
-  its 2.7.1 branch and 2.7.1.post11 wheel do not; 2.12.0.post3 decides in ``npu_choices.py`` with 1024.
-
-Importing this module imports no torch or torch_npu module; the records' callables do, when applied or probed.
-"""
+# torch_npu ships one release branch per torch line, and a codegen fix merged into one branch often never reaches the
+# others. These records carry such fixes to the torch_npu releases that lack them, on whichever torch line they run.
+# Each probes the *installed* torch_npu by running its code on a minimal case (never by its version number), so a
+# torch_npu that has the fix, or never had the bug, gets "not needed"; without torch_npu's Inductor code there is
+# nothing to patch and the record is skipped, saying so.
+#
+# - ``torch-npu-masked-load-size-symbols``: ``NPUIndexTritonKernel.filter_masks`` drops the mask guarding a load inside
+#   a masked subblock whenever the subblock's mask mentions a size symbol the load's index does not (the first slice
+#   of a cat, or ``slice_scatter``, over a dynamic dimension): the load then reads past its tensor. Fixed on torch_npu
+#   v2.10.0 (!44117) and master (!44898); torch_npu 2.7.1.post11 and 2.9.0.post9 have the bug; 2.12.0.post3's kernel
+#   has no subblock-axis filtering at all.
+# - ``torch-npu-persistent-reduction-ub``: ``NPUIndexTritonKernel.should_use_persistent_reduction`` keeps up to 4096
+#   reduction elements in one persistent (single-pass) kernel on every SoC; only Ascend950's unified buffer holds
+#   that, the others overflow it. torch_npu's v2.9.0, v2.10.0 and master use 1024 off Ascend950 (master cb704728e);
+#   its 2.7.1 branch and 2.7.1.post11 wheel do not; 2.12.0.post3 decides in ``npu_choices.py`` with 1024.
+#
+# Importing this module imports no torch or torch_npu module; the records' callables do, when applied or probed.
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""The one table of torch_npu names this package hooks or calls, with the layouts each release uses.
+"""The one table of torch_npu names this package hooks or calls, with the layouts each release uses."""
 
-Providers, layers, the launch and the survey all read their torch_npu names from here, so a rename in a torch_npu
-release is one edit, and the survey (``tools/survey.py``) checks every released wheel against exactly these names.
-Importing this module imports nothing of torch or torch_npu.
-"""
+# Providers, layers, the launch and the survey all read their torch_npu names from here, so a rename in a torch_npu
+# release is one edit, and the survey (``tools/survey.py``) checks every released wheel against exactly these names.
+# Importing this module imports nothing of torch or torch_npu.
 
 from __future__ import annotations
 

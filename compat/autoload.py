@@ -1,15 +1,16 @@
-"""Zero-touch activation: torch's device-backend autoload (entry-point group ``torch.backends``) calls ``autoload()``
-at the end of ``import torch``. It only *arms* activation: one wrapper on the compile entry Dynamo hands every
-graph to (``torch._TorchCompileInductorWrapper.__call__``, defined in ``torch/__init__.py``, so arming imports no
-``torch._inductor`` module). The first graph that involves an "npu" tensor activates the package, with the backend
-selected as usual, and so does the first ``torch.compile(..., options={"npu_backend": ...})`` (torch validates
-options at that call, so the option must exist by then); graphs for other devices pass straight through.
+"""Zero-touch activation: torch's device-backend autoload (entry point ``torch.backends``) calls ``autoload()`` at
+the end of ``import torch``, which only *arms* activation; the first graph involving an "npu" tensor activates."""
 
-Opt out with ``NPU_INDUCTOR_COMPAT_AUTOLOAD=0`` (or torch's own ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``). An explicit
-``activate()`` works as before and wins: once active, the hook does nothing; ``deactivate()`` disarms it too.
-Because activation waits for the first NPU compile, it happens after every autoload entry point (torch_npu's
-included) has run, whatever order torch loads them in.
-"""
+# Arming is one wrapper on the compile entry Dynamo hands every graph to
+# (``torch._TorchCompileInductorWrapper.__call__``, defined in ``torch/__init__.py``, so arming imports no
+# ``torch._inductor`` module). The first graph that involves an "npu" tensor activates the package, with the backend
+# selected as usual, and so does the first ``torch.compile(..., options={"npu_backend": ...})`` (torch validates
+# options at that call, so the option must exist by then); graphs for other devices pass straight through.
+#
+# Opt out with ``NPU_INDUCTOR_COMPAT_AUTOLOAD=0`` (or torch's own ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``). An explicit
+# ``activate()`` works as before and wins: once active, the hook does nothing; ``deactivate()`` disarms it too.
+# Because activation waits for the first NPU compile, it happens after every autoload entry point (torch_npu's
+# included) has run, whatever order torch loads them in.
 
 from __future__ import annotations
 

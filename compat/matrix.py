@@ -1,10 +1,9 @@
-"""The fix-by-torch-line matrix: one markdown table from `fixes --json` results of several torch environments.
+"""The fix-by-torch-line matrix: one markdown table from `fixes --json` results of several torch environments."""
 
-`nox -s matrix` runs `python -m npu_inductor_compat fixes --json` in one venv per torch line, then
-`python -m npu_inductor_compat.matrix RESULT.json ... --out fixes_matrix.md` prints and writes the table and
-exits 1 when any fix is "missing" on any line, or "skipped" because it was not written for that line (a shared
-record must apply to every line; a line's own record needs a probe that says where upstream has it).
-"""
+# `nox -s matrix` runs `python -m npu_inductor_compat fixes --json` in one venv per torch line, then
+# `python -m npu_inductor_compat.matrix RESULT.json ... --out fixes_matrix.md` prints and writes the table and
+# exits 1 when any fix is "missing" on any line, or "skipped" because it was not written for that line (a shared
+# record must apply to every line; a line's own record needs a probe that says where upstream has it).
 
 from __future__ import annotations
 

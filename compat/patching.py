@@ -1,9 +1,8 @@
-"""The patch journal: every fix and layer is a `Patch` record applied and undone through one `Journal`.
+"""The patch journal: every fix and layer is a `Patch` record applied and undone through one `Journal`."""
 
-A record says what it changes (targets), why, where upstream stands, which torch lines it is for, how to tell that
-upstream already has the fix (a probe) and when it can be deleted. Applying records the exact previous state
-(owner, name, existed, old object), so undo puts back the identical objects, last first.
-"""
+# A record says what it changes (targets), why, where upstream stands, which torch lines it is for, how to tell that
+# upstream already has the fix (a probe) and when it can be deleted. Applying records the exact previous state
+# (owner, name, existed, old object), so undo puts back the identical objects, last first.
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""The package's run-time state, in one object: what was resolved, what is applied, and the lock that orders it.
+"""The package's run-time state, in one object: what was resolved, what is applied, and the lock that orders it."""
 
-One ``STATE`` per process. Activation, the dispatcher and the zero-touch hook read and write it only under
-``STATE.lock``; nothing else in the package keeps module-level mutable state.
-"""
+# One ``STATE`` per process. Activation, the dispatcher and the zero-touch hook read and write it only under
+# ``STATE.lock``; nothing else in the package keeps module-level mutable state.
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""The version oracle: what torch (and torch_npu, triton) is installed, read once and mapped to a release.
+"""The version oracle: what torch (and torch_npu, triton) is installed, read once and mapped to a release."""
 
-Policy for unusual builds: a pre-release, dev, post or local build is treated as the release it leads to or
-belongs to (``2.9.0a0+git1234abc`` → 2.9.0, ``2.12.0.dev20260101`` → 2.12.0, ``2.7.1+cpu`` → 2.7.1). Builds that
-lie about themselves can be overridden with ``NPU_INDUCTOR_COMPAT_TORCH_VERSION``.
-"""
+# Policy for unusual builds: a pre-release, dev, post or local build is treated as the release it leads to or
+# belongs to (``2.9.0a0+git1234abc`` → 2.9.0, ``2.12.0.dev20260101`` → 2.12.0, ``2.7.1+cpu`` → 2.7.1). Builds that
+# lie about themselves can be overridden with ``NPU_INDUCTOR_COMPAT_TORCH_VERSION``.
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""Flex attention on the NPU, forward and backward, with a score_mod and a causal mask_mod (GQA, odd lengths).
+"""Flex attention on the NPU, forward and backward, with a score_mod and a causal mask_mod (GQA, odd lengths)."""
 
-See what Inductor generates for it without an NPU (the dynamic C++-wrapper case is torch_npu issue 4431):
-    python -m npu_inductor_compat codegen examples/flex_attention.py --dynamic --out out/flex
-    python -m npu_inductor_compat codegen examples/flex_attention.py --dynamic --cpp-wrapper --out out/flex_cpp
-"""
+# See what Inductor generates for it without an NPU (the dynamic C++-wrapper case is torch_npu issue 4431):
+#     python -m npu_inductor_compat codegen examples/flex_attention.py --dynamic --out out/flex
+#     python -m npu_inductor_compat codegen examples/flex_attention.py --dynamic --cpp-wrapper --out out/flex_cpp
 
 import torch
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention

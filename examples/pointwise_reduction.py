@@ -1,8 +1,7 @@
-"""Pointwise + reduction on the NPU, forward and backward, compiled by Inductor.
+"""Pointwise + reduction on the NPU, forward and backward, compiled by Inductor."""
 
-See what Inductor generates for it without an NPU:
-    python -m npu_inductor_compat codegen examples/pointwise_reduction.py --out out/pointwise
-"""
+# See what Inductor generates for it without an NPU:
+#     python -m npu_inductor_compat codegen examples/pointwise_reduction.py --out out/pointwise
 
 import torch
 

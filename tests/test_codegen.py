@@ -1,9 +1,8 @@
-"""The codegen command: the real Inductor pipeline for device "npu" on the simulated NPU (codegen only).
+"""The codegen command: the real Inductor pipeline for device "npu" on the simulated NPU (codegen only)."""
 
-Each scenario runs `python -m npu_inductor_compat codegen` in a fresh interpreter of this nox session's torch, on
-the scripts in examples/. The scripts compare their npu results with eager CPU themselves (a mismatch is a script
-error, exit 1), so exit 0 also proves the results are right.
-"""
+# Each scenario runs `python -m npu_inductor_compat codegen` in a fresh interpreter of this nox session's torch, on
+# the scripts in examples/. The scripts compare their npu results with eager CPU themselves (a mismatch is a script
+# error, exit 1), so exit 0 also proves the results are right.
 
 from __future__ import annotations
 
@@ -332,6 +331,7 @@ def test_a_script_whose_graphs_never_touch_npu_exits_1(tmp_path: Path) -> None:
     assert "nothing ran on npu: 1 graph(s) compiled, on cpu" in done.stderr
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: its examples are the v2_7_1 line's flex records
 def test_without_fix_of_a_fix_this_torch_does_not_need_says_so_in_one_line(tmp_path: Path) -> None:
     import npu_inductor_compat
 

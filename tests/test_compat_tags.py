@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 
 from npu_inductor_compat.lines import LINES, MIN_SUPPORTED, NEWEST_TESTED
+from npu_inductor_compat.tools import retire
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("compat", "common", "tools", *(line.module for line in LINES))
-SOURCES = [path for folder in FOLDERS for path in (ROOT / folder).rglob("*.py")]
+# (tools/retire.py describes the tag's syntax rather than carrying tags)
+SOURCES = [path for folder in FOLDERS for path in (ROOT / folder).rglob("*.py") if path.name != "retire.py"]
 COMPAT = re.compile(r"COMPAT\(>= (\d+)\.(\d+)\): \S")
-REMOVE = re.compile(r"CAN REMOVE when MIN_SUPPORTED >= \((\d+), (\d+)\): \S")
+REMOVE = re.compile(r"CAN REMOVE when MIN_SUPPORTED >= \((\d+), (\d+)\) \[(\w+)\]: \S")
 pytestmark = pytest.mark.once  # the source read as text: nothing here depends on torch's Inductor
 
 
@@ -22,13 +24,23 @@ def tags() -> list[tuple[str, int, str]]:
     found = []
     for path in SOURCES:
         for number, line in enumerate(path.read_text().splitlines(), start=1):
-            if "COMPAT(" in line or "CAN REMOVE" in line:
+            if "COMPAT(" in line or "CAN REMOVE when" in line:
                 found.append((str(path.relative_to(ROOT)), number, line))
     return found
 
 
 def test_there_are_tags_to_check() -> None:
-    assert len([t for t in tags() if "COMPAT(" in t[2]]) >= 5
+    assert len([t for t in tags() if "CAN REMOVE" in t[2]]) >= 3
+
+
+def test_every_removal_tag_in_the_tree_is_one_the_retire_tool_can_act_on() -> None:
+    """Tests, noxfile, pyproject and the workflow too: a tag without a scope, or in a docstring, fails."""
+    for path in retire.source_files(ROOT):
+        retire.tags_in(path, path.read_text())  # raises on a malformed one
+    for path in SOURCES:
+        acted_on = {tag.line for tag in retire.tags_in(path, path.read_text())}
+        written = {n for n, line in enumerate(path.read_text().splitlines(), start=1) if REMOVE.search(line)}
+        assert written <= acted_on, f"{path.name}: lines {sorted(written - acted_on)}: a tag outside a # comment"
 
 
 def test_every_compat_tag_is_well_formed_and_followed_by_its_removal_plan() -> None:
@@ -42,7 +54,7 @@ def test_every_compat_tag_is_well_formed_and_followed_by_its_removal_plan() -> N
                 window = "\n".join(lines[index : index + 6])
                 if not REMOVE.search(window):
                     problems.append(f"{path.name}:{index + 1}: COMPAT without a CAN REMOVE plan within 5 lines")
-            if "CAN REMOVE" in line and not REMOVE.search(line):
+            if "CAN REMOVE when" in line and not REMOVE.search(line):
                 problems.append(f"{path.name}:{index + 1}: malformed CAN REMOVE tag: {line.strip()}")
     assert problems == []
 
@@ -60,4 +72,10 @@ def test_no_tag_is_stale_for_the_supported_range() -> None:
                 stale.append(f"{file}:{number}: COMPAT(>= {version}) is true on every supported line")
             if version > (NEWEST_TESTED[0], NEWEST_TESTED[1] + 3):
                 stale.append(f"{file}:{number}: COMPAT(>= {version}) is for a torch far beyond the tested lines")
-    assert stale == []
+    for path in retire.source_files(ROOT):  # tests, noxfile, pyproject and the workflow too
+        stale += [
+            f"{path.relative_to(ROOT)}:{tag.line}: removable since MIN_SUPPORTED {MIN_SUPPORTED} >= {tag.version}"
+            for tag in retire.tags_in(path, path.read_text())
+            if tag.version <= MIN_SUPPORTED
+        ]
+    assert sorted(set(stale)) == []

@@ -1,5 +1,7 @@
 """The v2_7_1 flex backward grid fix (torch_npu issue 4431): proven on the real Inductor pipeline and in C++."""
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 9) [file]: the v2_7_1 line's own flex fix
+
 from __future__ import annotations
 
 import json

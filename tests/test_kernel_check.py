@@ -1,10 +1,9 @@
-"""``codegen --check-kernels``: every generated kernel config through triton-ascend's real compiler front end.
+"""``codegen --check-kernels``: every generated kernel config through triton-ascend's real compiler front end."""
 
-No NPU and no CANN here, so this runs the real compiler one level below them: triton-ascend's wheel (downloaded and
-installed once into the cache, beside the environment, never into it) takes each Inductor kernel of the simulated
-NPU from the AST to TTIR and through ``triton-adapter-opt`` to linalg, and stops before npubin (CANN's
-bishengir-compile). The check is shown able to fail with the compiler's own messages.
-"""
+# No NPU and no CANN here, so this runs the real compiler one level below them: triton-ascend's wheel (downloaded and
+# installed once into the cache, beside the environment, never into it) takes each Inductor kernel of the simulated
+# NPU from the AST to TTIR and through ``triton-adapter-opt`` to linalg, and stops before npubin (CANN's
+# bishengir-compile). The check is shown able to fail with the compiler's own messages.
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""The kernel-corpus table in docs/codegen.md is true for the torch line under test.
+"""The kernel-corpus table in docs/codegen.md is true for the torch line under test."""
 
-Reruns the corpus (examples/corpus: real model scripts) through `codegen --check-kernels` on this line: the simulated
-NPU generates the kernels, triton-ascend's real compiler front end lowers every autotune config to linalg (no NPU or
-CANN here: npubin is the one stage not run). The cells for this torch version must say what the run found.
-"""
+# Reruns the corpus (examples/corpus: real model scripts) through `codegen --check-kernels` on this line: the simulated
+# NPU generates the kernels, triton-ascend's real compiler front end lowers every autotune config to linalg (no NPU or
+# CANN here: npubin is the one stage not run). The cells for this torch version must say what the run found.
 
 from __future__ import annotations
 

@@ -44,8 +44,10 @@ def test_the_torch_npu_wheel_sessions_are_the_exact_paired_torch_releases() -> N
     from npu_inductor_compat.tools.simulated import torch_npu_wheel
 
     sessions = _nox_constant("TORCH_NPU_LINES")
-    assert sorted(sessions) == sorted(torch_npu_wheel.PAIRED)
     tested_minors = {".".join(torch.split(".")[:2]) for torch in _torch_lines()}
+    # (a pair whose torch is no longer supported stays in the tools' data, without a session)
+    paired = [torch for torch in torch_npu_wheel.PAIRED if ".".join(torch.split(".")[:2]) in tested_minors]
+    assert sorted(sessions) == sorted(paired)
     assert {".".join(torch.split(".")[:2]) for torch in sessions} <= tested_minors
 
 
@@ -110,6 +112,7 @@ def test_a_synthetic_line_gets_every_shared_record_and_none_is_skipped_for_it(mo
         assert not (decision.status == "skipped" and "written for" in decision.detail), (record.id, decision)
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line (its own record is the example)
 def test_a_line_listing_a_record_not_written_for_it_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     module = _synthetic_line(monkeypatch)
     own = importlib.import_module("npu_inductor_compat.v2_7_1.flex").SYMBOLIC_BACKWARD_GRID

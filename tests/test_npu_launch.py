@@ -1,12 +1,11 @@
-"""The NPU kernel launch code (fixes cpp-wrapper-workspace-locks and autotuner-kernel-metadata) on this torch.
+"""The NPU kernel launch code (fixes cpp-wrapper-workspace-locks and autotuner-kernel-metadata) on this torch."""
 
-There is no NPU here, so this tests one level below it. One fresh interpreter runs real Inductor codegen with
-cpp_wrapper=True on the simulated NPU for ``sin(x) + 1`` once per metadata scenario (the simulated compiler metadata
-goes through upstream's save_gpu_kernel and the autotuner fix, like real metadata), and each launch block is compared
-with a golden file shared by every torch line (tests/golden/npu_launch/). The whole wrapper is built, linked and run
-by tests/test_npu_wrapper_run.py. Set NPU_INDUCTOR_COMPAT_UPDATE_GOLDENS=1 to rewrite the goldens (and review the
-diff).
-"""
+# There is no NPU here, so this tests one level below it. One fresh interpreter runs real Inductor codegen with
+# cpp_wrapper=True on the simulated NPU for ``sin(x) + 1`` once per metadata scenario (the simulated compiler metadata
+# goes through upstream's save_gpu_kernel and the autotuner fix, like real metadata), and each launch block is compared
+# with a golden file shared by every torch line (tests/golden/npu_launch/). The whole wrapper is built, linked and run
+# by tests/test_npu_wrapper_run.py. Set NPU_INDUCTOR_COMPAT_UPDATE_GOLDENS=1 to rewrite the goldens (and review the
+# diff).
 
 from __future__ import annotations
 

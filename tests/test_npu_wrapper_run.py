@@ -1,20 +1,20 @@
-"""The whole NPU C++ wrapper, built, linked and run (fixes cpp-wrapper-workspace-locks and autotuner-kernel-metadata).
+"""The whole NPU C++ wrapper, built, linked and run (the cpp-wrapper-workspace-locks and autotuner-kernel-metadata
+fixes)."""
 
-There is no NPU here, so this runs the real thing one level below it. Inductor generates the complete C++ wrapper of a
-four-kernel graph for the simulated NPU (``cpp_wrapper=True``, dynamic shapes), compiles it and links it with this
-package's build options for "npu" against libtorch_npu and libascendcl, loads it and calls it with real input tensors.
-The two libraries are stubs built from emulations of torch_npu's workspace allocator and of the ACL runtime
-(tests/emulated_acl: each modelled on the real component's source, cited there, and compiled against the real
-torch_npu and ACL headers of the torch_npu wheel paired with this torch line). Only the Triton kernels do not run: the
-emulated ACL records every launch (kernel, device, blockDim, launch attributes, the packed argument bytes, the memory
-each argument points into) and dirties the memory it was given, as a kernel may.
-
-Each kernel gets the metadata of one scenario. What is checked is computed here from the sources (triton-ascend's
-launcher for the argument layout, lock layout and block rules; torch_npu's allocator for the memory), not from the
-package's code: every tensor pointer, scalar, workspace and lock pointer in its slot for every launch; workspace and
-locks never overlap and are never freed before the launch that uses them, across sizes that grow and shrink; the lock
-contents each launch sees; the launch limit and all-blocks-parallel capping; the device; ACL failures.
-"""
+# There is no NPU here, so this runs the real thing one level below it. Inductor generates the complete C++ wrapper of a
+# four-kernel graph for the simulated NPU (``cpp_wrapper=True``, dynamic shapes), compiles it and links it with this
+# package's build options for "npu" against libtorch_npu and libascendcl, loads it and calls it with real input tensors.
+# The two libraries are stubs built from emulations of torch_npu's workspace allocator and of the ACL runtime
+# (tests/emulated_acl: each modelled on the real component's source, cited there, and compiled against the real
+# torch_npu and ACL headers of the torch_npu wheel paired with this torch line). Only the Triton kernels do not run: the
+# emulated ACL records every launch (kernel, device, blockDim, launch attributes, the packed argument bytes, the memory
+# each argument points into) and dirties the memory it was given, as a kernel may.
+#
+# Each kernel gets the metadata of one scenario. What is checked is computed here from the sources (triton-ascend's
+# launcher for the argument layout, lock layout and block rules; torch_npu's allocator for the memory), not from the
+# package's code: every tensor pointer, scalar, workspace and lock pointer in its slot for every launch; workspace and
+# locks never overlap and are never freed before the launch that uses them, across sizes that grow and shrink; the lock
+# contents each launch sees; the launch limit and all-blocks-parallel capping; the device; ACL failures.
 
 from __future__ import annotations
 
@@ -121,8 +121,8 @@ def decode(args: bytes, meta: dict[str, Any], arguments: list[list[str]]) -> dic
 
 
 def lock_image(meta: dict[str, Any], block_dim: int) -> list[int]:
-    """The int64 slots a launch's lock buffer must hold before the kernel runs (DESIGN.md §2b; triton-ascend
-    make_launcher's sync_block_lock_layout)."""
+    """The int64 slots a launch's lock buffer must hold before the kernel runs (docs/npu-launch.md;
+    triton-ascend make_launcher's sync_block_lock_layout)."""
     layout = meta.get("sync_block_lock_layout", 0)
     init = meta.get("lock_init_val", meta.get("lock_init_value", 0))
     if not layout:

@@ -1,7 +1,7 @@
 """codegen's provider choice (tools/simulated/provider_choice.py): torch_npu's own codegen by default where its wheel
-pairs with the installed torch, stock Inductor elsewhere with one line, and --provider over both.
+pairs with the installed torch, stock Inductor elsewhere with one line, and --provider over both."""
 
-The choice itself, one level below the command: tests/test_codegen.py and tests/test_torch_npu_wheel.py run it."""
+# The choice itself, one level below the command: tests/test_codegen.py and tests/test_torch_npu_wheel.py run it.
 
 from __future__ import annotations
 

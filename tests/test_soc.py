@@ -1,11 +1,10 @@
 """The Ascend SoCs the simulated NPU reports (tools/simulated/soc.py) and how the device derives its properties
-from them (tools/simulated/device.py, in this process: nothing here sets the device up).
+from them (tools/simulated/device.py, in this process: nothing here sets the device up)."""
 
-Where their sources are at hand, the numbers are checked against them: CANN's platform config files
-(``$NPU_INDUCTOR_COMPAT_PLATFORM_CONFIG``, a folder of ``<SoC>.ini``, or ``$ASCEND_HOME_PATH/*/data/platform_config``)
-and torch_npu's ``NpuVariables.h`` (from the torch_npu headers this package caches for its header check, an installed
-torch_npu, or ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``).
-"""
+# Where their sources are at hand, the numbers are checked against them: CANN's platform config files
+# (``$NPU_INDUCTOR_COMPAT_PLATFORM_CONFIG``, a folder of ``<SoC>.ini``, or ``$ASCEND_HOME_PATH/*/data/platform_config``)
+# and torch_npu's ``NpuVariables.h`` (from the torch_npu headers this package caches for its header check, an installed
+# torch_npu, or ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``).
 
 from __future__ import annotations
 

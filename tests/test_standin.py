@@ -1,8 +1,7 @@
-"""The torch_npu stand-in (tools/simulated/standin.py) and the torch.npu API of the simulated NPU it serves.
+"""The torch_npu stand-in (tools/simulated/standin.py) and the torch.npu API of the simulated NPU it serves."""
 
-What needs the simulated device runs in fresh interpreters (setting the device up renames PrivateUse1 for the
-rest of a process); the rest runs here.
-"""
+# What needs the simulated device runs in fresh interpreters (setting the device up renames PrivateUse1 for the
+# rest of a process); the rest runs here.
 
 from __future__ import annotations
 

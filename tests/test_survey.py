@@ -103,6 +103,7 @@ flex_attention_backward_template = NPUTritonTemplate(name="bwd", grid=_backward_
 """
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line (its flex fix is the example)
 @pytest.mark.once
 def test_fixes_carried_and_not_carried(tmp_path: Path) -> None:
     carried = survey.survey(

@@ -1,11 +1,10 @@
-"""Records for torch_npu codegen bugs that only some of its release branches fixed (common/torch_npu_fixes.py).
+"""Records for torch_npu codegen bugs that only some of its release branches fixed (common/torch_npu_fixes.py)."""
 
-torch_npu cannot run here, so the bugs are shown one level below the device: torch_npu's real released Inductor code
-(the torch_npu-wheel provider, tools/simulated/torch_npu_wheel.py) generates the kernels for the simulated NPU, and
-the tests read the generated Triton source. With the records the kernels are right; with them disabled
-(``--without-fix``) the same run shows each bug. The records' probes run torch_npu's own methods, so the verdict on
-each line comes from the installed torch_npu; it is checked against the survey's static reading of the same wheel.
-"""
+# torch_npu cannot run here, so the bugs are shown one level below the device: torch_npu's real released Inductor code
+# (the torch_npu-wheel provider, tools/simulated/torch_npu_wheel.py) generates the kernels for the simulated NPU, and
+# the tests read the generated Triton source. With the records the kernels are right; with them disabled
+# (``--without-fix``) the same run shows each bug. The records' probes run torch_npu's own methods, so the verdict on
+# each line comes from the installed torch_npu; it is checked against the survey's static reading of the same wheel.
 
 from __future__ import annotations
 

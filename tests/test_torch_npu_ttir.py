@@ -1,16 +1,15 @@
-"""torch_npu's own TTIR check, run for real in a triton-ascend worker, and ``--check-kernels`` on torch_npu's kernels.
+"""torch_npu's own TTIR check, run for real in a triton-ascend worker, and ``--check-kernels`` on its kernels."""
 
-torch_npu's scheduling compiles each "linear" kernel to TTIR before defining it (make_ttir_for_check) and falls back
-to its "no_linear" kernel when that raises. The codegen process cannot run it (its ``triton`` is torch's), so the
-``torch-npu-wheel-ttir-check`` record sends each kernel's source to a worker process (kernel_check.py
-TtirCheckWorker) that runs torch_npu's own function over triton-ascend. These tests show the check passing for good
-kernels, failing with the compiler's words for a kernel triton-ascend rejects (fp64), torch_npu's fallback then
-taken and reported, and the worker's failures surfacing as errors, never as passes.
-
-What loads torch_npu's ``_inductor`` runs in other processes (it patches torch for good): the codegen command and
-the worker. Skipped, saying why, where the installed torch has no paired torch_npu release with a TTIR check, its
-wheel or triton-ascend cannot be had, or torch_npu's Python dependencies are missing.
-"""
+# torch_npu's scheduling compiles each "linear" kernel to TTIR before defining it (make_ttir_for_check) and falls back
+# to its "no_linear" kernel when that raises. The codegen process cannot run it (its ``triton`` is torch's), so the
+# ``torch-npu-wheel-ttir-check`` record sends each kernel's source to a worker process (kernel_check.py
+# TtirCheckWorker) that runs torch_npu's own function over triton-ascend. These tests show the check passing for good
+# kernels, failing with the compiler's words for a kernel triton-ascend rejects (fp64), torch_npu's fallback then
+# taken and reported, and the worker's failures surfacing as errors, never as passes.
+#
+# What loads torch_npu's ``_inductor`` runs in other processes (it patches torch for good): the codegen command and
+# the worker. Skipped, saying why, where the installed torch has no paired torch_npu release with a TTIR check, its
+# wheel or triton-ascend cannot be had, or torch_npu's Python dependencies are missing.
 
 from __future__ import annotations
 

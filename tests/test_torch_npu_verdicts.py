@@ -1,15 +1,13 @@
 """The survey's static verdicts ("carried" / "not carried" by torch_npu itself) against what torch_npu's released code
-does when it runs: the torch_npu-wheel provider loads the paired wheel's real ``_inductor`` (no NPU: one level below
-the device), and each check observes the behaviour the verdict is about. Then activation with that provider applies
-our records to the real torch_npu classes.
+does when it runs, loaded by the torch_npu-wheel provider (no NPU: one level below the device); then activation
+with that provider applies our records to the real torch_npu classes."""
 
-Covered: ``autotuner-kernel-metadata`` (torch_npu's own ``save_gpu_kernel`` called with a launcher whose compiled
-metadata has a workspace and locks), ``flex-backward-symbolic-grid`` (the grid of torch's flex backward template after
-torch_npu loaded, on the lines whose torch lacks a symbolic one), and ``flex-configs-from-device`` (whose lowering
-handles flex_attention). The torch_npu-patching records are checked in tests/test_torch_npu_fixes.py. Not covered
-here: the C++-wrapper verdicts (``cpp-wrapper-workspace-locks``, ``triton-cpp-wrapper-two-pass``), which need
-torch_npu's C++ wrapper to run, and the ascendc ones (its backend is not loaded by this provider).
-"""
+# Covered: ``autotuner-kernel-metadata`` (torch_npu's own ``save_gpu_kernel`` called with a launcher whose compiled
+# metadata has a workspace and locks), ``flex-backward-symbolic-grid`` (the grid of torch's flex backward template
+# after torch_npu loaded, on the lines whose torch lacks a symbolic one), and ``flex-configs-from-device`` (whose
+# lowering handles flex_attention). The torch_npu-patching records are checked in tests/test_torch_npu_fixes.py. Not
+# covered here: the C++-wrapper verdicts (``cpp-wrapper-workspace-locks``, ``triton-cpp-wrapper-two-pass``), which
+# need torch_npu's C++ wrapper to run, and the ascendc ones (its backend is not loaded by this provider).
 
 from __future__ import annotations
 
@@ -128,6 +126,7 @@ def test_torch_npus_autotuner_saves_the_launch_metadata_exactly_where_the_survey
     assert found["status"]["autotuner-kernel-metadata"] == "applied" and found["save_wrapped"], found
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line's own flex records
 @pytest.mark.subprocess
 @pytest.mark.download
 def test_the_flex_verdicts_match_what_torch_npus_loading_did(observed: tuple[str, dict[str, Any]]) -> None:

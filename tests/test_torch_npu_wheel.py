@@ -1,9 +1,8 @@
-"""torch_npu's own Inductor code from its released wheel on the simulated NPU (tools/simulated/torch_npu_wheel.py).
+"""torch_npu's own Inductor code from its released wheel on the simulated NPU (tools/simulated/torch_npu_wheel.py)."""
 
-What loads torch_npu's ``_inductor`` runs in fresh interpreters: it patches torch for the rest of the process (it has
-no undo). Skipped, saying why, where the installed torch has no paired torch_npu release with a stub table, where
-its wheel cannot be downloaded, or where torch_npu's Python dependencies are missing from this environment.
-"""
+# What loads torch_npu's ``_inductor`` runs in fresh interpreters: it patches torch for the rest of the process (it has
+# no undo). Skipped, saying why, where the installed torch has no paired torch_npu release with a stub table, where
+# its wheel cannot be downloaded, or where torch_npu's Python dependencies are missing from this environment.
 
 from __future__ import annotations
 

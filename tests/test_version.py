@@ -17,14 +17,23 @@ from npu_inductor_compat.dispatch import (
 )
 
 SUPPORTED = [
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line
     ("2.7.1", "v2_7_1", (2, 7, 1)),
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line
     ("2.7.1+cpu", "v2_7_1", (2, 7, 1)),
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line
     ("2.7.1a0", "v2_7_1", (2, 7, 1)),
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line
     ("2.7.1+cu126", "v2_7_1", (2, 7, 1)),
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line
     ("2.7.1.post1", "v2_7_1", (2, 7, 1)),
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line
     ("2.7.2rc1", "v2_7_1", (2, 7, 2)),
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line
     ("2.8", "v2_7_1", (2, 8, 0)),
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line
     ("2.8.0", "v2_7_1", (2, 8, 0)),
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line
     ("2.8.0a0+gitdeadbee", "v2_7_1", (2, 8, 0)),
     ("2.9.0a0+git1234abc", "v2_9", (2, 9, 0)),
     ("2.9.0", "v2_9", (2, 9, 0)),
@@ -91,7 +100,14 @@ def test_strict_mode_refuses_untested(text: str, monkeypatch: pytest.MonkeyPatch
         npu_inductor_compat.torch_line(text)
 
 
-@pytest.mark.parametrize(("text", "line"), [("2.12.1", "v2_12"), ("2.7.1", "v2_7_1")])
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("2.12.1", "v2_12"),
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line
+        ("2.7.1", "v2_7_1"),
+    ],
+)
 @pytest.mark.once
 def test_a_bad_strict_value_is_refused_on_a_tested_torch_too(
     text: str, line: str, monkeypatch: pytest.MonkeyPatch
@@ -148,7 +164,8 @@ def _another_release() -> str:
     import torch
 
     installed = version.parse_release(torch.__version__)
-    return next(text for text in ("2.7.1", "2.12.1") if version.parse_release(text) != installed)
+    oldest = ".".join(map(str, lines.LINES[0].first))
+    return next(text for text in (oldest, "2.12.1") if version.parse_release(text) != installed)
 
 
 def test_an_override_naming_another_release_warns_once_naming_both_and_the_line(

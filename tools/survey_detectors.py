@@ -322,11 +322,13 @@ def _persistent_reduction_budget(sources: Sources) -> Finding:
 
 
 FIX_DETECTORS: tuple[Detector, ...] = (
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line's own fix
     Detector(
         "flex-backward-symbolic-grid",
         "a flex backward template of torch_npu's gets a @SymbolicGridFn grid (and none a plain one)",
         _backward_grid_is_symbolic,
     ),
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line's own fix
     Detector(
         "flex-configs-from-device",
         "torch_npu registers its own flex_attention lowering and no flex module asks torch.cuda or torch's configs",

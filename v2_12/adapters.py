@@ -11,22 +11,25 @@ from npu_inductor_compat.common.adapters import LineAdapters
 
 
 def _config_changed() -> None:
-    """COMPAT(>= 2.13): the config memo flags became ContextVars (checked in 2.13.0 and 2.14.1; 2.12.1 still has
-    ``_is_dirty``).
-    CAN REMOVE when MIN_SUPPORTED >= (2, 13): use option.config_memo_contextvars_dirty."""
+    """The config memo flags are ContextVars from 2.13 (checked in 2.13.0 and 2.14.1); 2.12.1 has ``_is_dirty``."""
+    # COMPAT(>= 2.13): the config memo flags became ContextVars.
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 13) [block]: 2.12 has the plain flag
     config = sys.modules.get(option.CONFIG_MODULE)
-    if config is not None and hasattr(config, "_hash_dirty_var"):
-        option.config_memo_contextvars_dirty()
-    else:
+    if config is not None and not hasattr(config, "_hash_dirty_var"):
         option.config_memo_flag_dirty()
+        return
+    # END CAN REMOVE
+    option.config_memo_contextvars_dirty()
 
 
 def _npu_benchmark(self: Any, fn: Any, *, warmup: Any, rep: Any, **kwargs: Any) -> Any:
-    """COMPAT(>= 2.13): InductorBenchmarker.benchmark_gpu takes ``device_type`` (2.12.1 does not).
-    CAN REMOVE when MIN_SUPPORTED >= (2, 13): use layers.benchmark_with_device_type."""
-    if "device_type" in inspect.signature(self.benchmark_gpu).parameters:
-        return layers.benchmark_with_device_type(self, fn, warmup=warmup, rep=rep, **kwargs)
-    return layers.benchmark_without_device_type(self, fn, warmup=warmup, rep=rep, **kwargs)
+    """benchmark_gpu naming the NPU where it takes ``device_type`` (2.13+; 2.12.1's does not)."""
+    # COMPAT(>= 2.13): InductorBenchmarker.benchmark_gpu takes ``device_type``.
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 13) [block]: 2.12's takes no device
+    if "device_type" not in inspect.signature(self.benchmark_gpu).parameters:
+        return layers.benchmark_without_device_type(self, fn, warmup=warmup, rep=rep, **kwargs)
+    # END CAN REMOVE
+    return layers.benchmark_with_device_type(self, fn, warmup=warmup, rep=rep, **kwargs)
 
 
 ADAPTERS = LineAdapters(

@@ -1,9 +1,8 @@
-"""torch 2.15.x's answers to the questions common's shared records ask (common/adapters.py).
+"""torch 2.15.x's answers to the questions common's shared records ask (common/adapters.py)."""
 
-What makes 2.15 its own line (read off the 2.15.0 wheel): ``DEVICE_TO_ATEN`` is gone (the C++ wrapper calls
-``device_to_aten()``, which asks the device's op overrides), and the cpp_wrapper two-pass check asks the device
-(``_uses_gpu_cpp_wrapper``) instead of listing ("cuda", "xpu").
-"""
+# What makes 2.15 its own line (read off the 2.15.0 wheel): ``DEVICE_TO_ATEN`` is gone (the C++ wrapper calls
+# ``device_to_aten()``, which asks the device's op overrides), and the cpp_wrapper two-pass check asks the device
+# (``_uses_gpu_cpp_wrapper``) instead of listing ("cuda", "xpu").
 
 from __future__ import annotations
 

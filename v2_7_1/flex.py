@@ -1,12 +1,11 @@
-"""Flex attention on torch 2.7.x-2.8.x for non-CUDA devices: the symbolic backward grid and device-aware configs.
+"""Flex attention on torch 2.7.x-2.8.x for non-CUDA devices: the symbolic backward grid and device-aware configs."""
 
-torch 2.7/2.8 keep flex in ``torch/_inductor/kernel/flex_attention.py``. Checked in torch_npu's wheels: 2.7.1.post11
-sets the same symbolic grid on upstream's backward template, and every grid of its own ``NPUTritonTemplate``s
-(``kernel/flexattention_template.py``: in-loop, compact, sparse-mask, dq and dkdv grids) is already a SymbolicGridFn,
-so nothing of torch_npu's needs covering; 2.9.0.post9's own flex templates use SymbolicGridFn grids too, and
-2.12.0.post3 ships no flex code.
-Nothing here imports torch until a record is probed or applied.
-"""
+# torch 2.7/2.8 keep flex in ``torch/_inductor/kernel/flex_attention.py``. Checked in torch_npu's wheels: 2.7.1.post11
+# sets the same symbolic grid on upstream's backward template, and every grid of its own ``NPUTritonTemplate``s
+# (``kernel/flexattention_template.py``: in-loop, compact, sparse-mask, dq and dkdv grids) is already a SymbolicGridFn,
+# so nothing of torch_npu's needs covering; 2.9.0.post9's own flex templates use SymbolicGridFn grids too, and
+# 2.12.0.post3 ships no flex code.
+# Nothing here imports torch until a record is probed or applied.
 
 from __future__ import annotations
 
@@ -94,9 +93,10 @@ SYMBOLIC_BACKWARD_GRID = Patch(
 
 # ------------------------------------------------------------------------------- configs from the device itself
 def _heuristics_ask_cuda() -> bool:
-    """COMPAT(>= 2.8): flex configs come from ``V.choices.get_flex_attention_*_configs(head_dim, dtype)``, whose
-    device defaults to "cuda" (the 2.8 lowering passes none), i.e. from CUDAConfigHeuristic's compute capability.
-    CAN REMOVE when MIN_SUPPORTED >= (2, 9): the kernel/flex/ lowering passes its device and this record goes."""
+    """Whether 2.8's flex config heuristics ask CUDA's compute capability (see the comment below)."""
+    # COMPAT(>= 2.8): flex configs come from ``V.choices.get_flex_attention_*_configs(head_dim, dtype)``, whose
+    # device defaults to "cuda" (the 2.8 lowering passes none), i.e. from CUDAConfigHeuristic's compute capability.
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [tag]: the kernel/flex/ lowering passes its device; this folder goes.
     heuristics = importlib.import_module("torch._inductor.template_heuristics")
     found = getattr(getattr(heuristics, "CUDAConfigHeuristic", None), "get_flex_attn_fwd_configs", None)
     return found is not None and "get_device_capability" in found.__code__.co_names

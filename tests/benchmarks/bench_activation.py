@@ -1,14 +1,13 @@
-"""Benchmarks of zero-touch activation (prints figures; asserts nothing about speed).
+"""Benchmarks of zero-touch activation (prints figures; asserts nothing about speed)."""
 
-1. `import torch` with this package's autoload entry point armed vs opted out (NPU_INDUCTOR_COMPAT_AUTOLOAD=0),
-   fresh processes, medians;
-2. applying all of the triton backend's records at first use on the simulated NPU, Inductor's own imports excluded
-   (one warm-up activate/deactivate first), median of repeated activations;
-3. compile time of a small CPU model with the package active vs not (fresh processes, caches off): it must not slow
-   other devices down.
-
-Run: python tests/benchmarks/bench_activation.py [--runs N]
-"""
+# 1. `import torch` with this package's autoload entry point armed vs opted out (NPU_INDUCTOR_COMPAT_AUTOLOAD=0),
+#    fresh processes, medians;
+# 2. applying all of the triton backend's records at first use on the simulated NPU, Inductor's own imports excluded
+#    (one warm-up activate/deactivate first), median of repeated activations;
+# 3. compile time of a small CPU model with the package active vs not (fresh processes, caches off): it must not slow
+#    other devices down.
+#
+# Run: python tests/benchmarks/bench_activation.py [--runs N]
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Benchmark: the wall time of plain `pytest` (the fast tier) on this torch line, in one process and under
-pytest-xdist with 2 workers. Goal: <= 90 s warm on 2 cores. Prints figures; asserts nothing about speed.
+pytest-xdist with 2 workers. Goal: <= 90 s warm on 2 cores. Prints figures; asserts nothing about speed."""
 
-Run: python tests/benchmarks/bench_fast_tier.py [--runs N]
-"""
+# Run: python tests/benchmarks/bench_fast_tier.py [--runs N]
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """Benchmark: what `import torch` pays for this package, in fresh processes: the autoload entry point's whole work
-(import ``npu_inductor_compat.autoload`` and arm it; goal <= 5 ms median) and a plain ``import npu_inductor_compat``.
-torch's own autoload is switched off in the measured processes so the package is imported where it is timed, and
-bytecode is written first (as an installed package has it).
+(import and arm it; goal <= 5 ms median) and a plain ``import npu_inductor_compat``. Prints figures, asserts none.
+Run: python tests/benchmarks/bench_import.py [--runs N]"""
 
-Run: python tests/benchmarks/bench_import.py [--runs N]   (prints figures; asserts nothing about speed)
-"""
+# torch's own autoload is switched off in the measured processes so the package is imported where it is timed, and
+# bytecode is written first (as an installed package has it).
 
 from __future__ import annotations
 

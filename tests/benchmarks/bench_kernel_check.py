@@ -1,12 +1,11 @@
-"""What `codegen --check-kernels` costs per kernel config (prints figures; asserts nothing).
+"""What `codegen --check-kernels` costs per kernel config (prints figures; asserts nothing)."""
 
-Runs the codegen command with --check-kernels on an example (default: examples/flex_attention.py) and prints, from
-its summary.json, the number of kernel configs lowered by triton-ascend's front end and the seconds each stage took
-per config (AST -> TTIR, TTIR passes, triton-adapter-opt to linalg), plus the whole check's wall time (which
-includes starting the worker: importing torch and triton-ascend).
-
-Run: python tests/benchmarks/bench_kernel_check.py [SCRIPT]
-"""
+# Runs the codegen command with --check-kernels on an example (default: examples/flex_attention.py) and prints, from
+# its summary.json, the number of kernel configs lowered by triton-ascend's front end and the seconds each stage took
+# per config (AST -> TTIR, TTIR passes, triton-adapter-opt to linalg), plus the whole check's wall time (which
+# includes starting the worker: importing torch and triton-ascend).
+#
+# Run: python tests/benchmarks/bench_kernel_check.py [SCRIPT]
 
 from __future__ import annotations
 

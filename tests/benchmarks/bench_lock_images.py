@@ -1,14 +1,13 @@
-"""Pinned host memory of the lock images under dynamic shapes (prints figures; asserts nothing).
+"""Pinned host memory of the lock images under dynamic shapes (prints figures; asserts nothing)."""
 
-The NPU C++ wrapper initialises lock buffers with a stream-ordered copy from a pinned host image, one image per
-distinct lock layout. With unordered locks the layout depends on the launched blocks, so every distinct grid has its
-own image. This runs the whole wrapper of a graph (tests/emulated_acl/run_wrapper.py) against the emulated ACL runtime
-for 10,000 distinct grids of a kernel with unordered locks in mix mode, and prints the peak of pinned memory the
-emulation saw beside what the images would add up to without the runtime's bound (kLockImageBudget).
-
-Needs g++ and the torch_npu headers paired with this torch (downloaded once, like the tests').
-Run: python tests/benchmarks/bench_lock_images.py [--grids N]
-"""
+# The NPU C++ wrapper initialises lock buffers with a stream-ordered copy from a pinned host image, one image per
+# distinct lock layout. With unordered locks the layout depends on the launched blocks, so every distinct grid has its
+# own image. This runs the whole wrapper of a graph (tests/emulated_acl/run_wrapper.py) against the emulated ACL runtime
+# for 10,000 distinct grids of a kernel with unordered locks in mix mode, and prints the peak of pinned memory the
+# emulation saw beside what the images would add up to without the runtime's bound (kLockImageBudget).
+#
+# Needs g++ and the torch_npu headers paired with this torch (downloaded once, like the tests').
+# Run: python tests/benchmarks/bench_lock_images.py [--grids N]
 
 from __future__ import annotations
 

@@ -1,13 +1,12 @@
-"""Build the emulated NPU runtime the whole C++ wrapper links against (tests and benchmarks only).
+"""Build the emulated NPU runtime the whole C++ wrapper links against (tests and benchmarks only)."""
 
-``build(directory, include)`` compiles, with the real headers (torch's, and torch_npu's ``include`` from the wheel
-paired with this torch line, which also carries CANN's ACL headers):
-- ``ascend/lib64/libascendcl.so`` from ``emulated_acl.cpp`` (the ACL runtime emulation);
-- ``torch_npu/lib/libtorch_npu.so`` from ``torch_npu_stub.cpp`` (the workspace allocator and the stream getter),
-and lays out ``torch_npu/include`` (a link to the real headers) beside it, so that the package's own build options
-for device "npu" (``NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME``, ``ASCEND_HOME_PATH``) find everything as they would in a
-real install.
-"""
+# ``build(directory, include)`` compiles, with the real headers (torch's, and torch_npu's ``include`` from the wheel
+# paired with this torch line, which also carries CANN's ACL headers):
+# - ``ascend/lib64/libascendcl.so`` from ``emulated_acl.cpp`` (the ACL runtime emulation);
+# - ``torch_npu/lib/libtorch_npu.so`` from ``torch_npu_stub.cpp`` (the workspace allocator and the stream getter),
+# and lays out ``torch_npu/include`` (a link to the real headers) beside it, so that the package's own build options
+# for device "npu" (``NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME``, ``ASCEND_HOME_PATH``) find everything as they would in a
+# real install.
 
 from __future__ import annotations
 

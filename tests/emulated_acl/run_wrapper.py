@@ -1,30 +1,30 @@
-"""Run a graph's complete NPU C++ wrapper for real on the simulated NPU, against the emulated ACL (a fresh process).
+"""Run a graph's complete NPU C++ wrapper for real on the simulated NPU, against the emulated ACL (a fresh process)."""
 
-Usage: python run_wrapper.py PLAN.json  (prints one JSON line). The environment carries the build options the
-package uses for device "npu" (NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME, ASCEND_HOME_PATH; see build.py).
-
-Inductor generates the C++ wrapper for ``graph`` (``cpp_wrapper=True``, dynamic shapes), compiles it and links it
-with the package's build options against libtorch_npu / libascendcl, loads it and calls it with real input tensors;
-only the Triton kernels themselves are not run (the emulated ACL records each launch and dirties the memory it was
-given). Each kernel gets the launch metadata of one scenario, in the order Inductor saves them.
-
-PLAN: {"scenarios": [metadata, ...], "cores": {device: [ai, vector]}, "record": bool, "phases": [{"device": d,
-"sizes": [n or "over_limit", ...], "env": {...}, "fail": [ACL function or null, ...]}, ...]}. A phase with a new device
-or env compiles afresh; each size is called once per entry of "fail", with that ACL function failing. For each call
-the output records the size, device, input and output data pointers and which launches it made; for each failing
-call the error message. After each call every task queue is emptied and the device synchronised, as
-torch.npu.synchronize() does (the stub libtorch_npu's emulated_torch_npu_synchronize_device).
-
-With "graph": "mm" the graph is a Triton kernel, a torch_npu matmul (torch_npu's C shim) and another Triton kernel,
-called "calls" times on device 0, with the task queue's consumer held until the call has returned if "hold_queue" is
-set (a consumer thread not yet scheduled), on stream "stream" of device 0 (default 0: its default stream; the
-calling thread selects it, as torch.npu.set_stream does); "launch": "direct" generates the launch as this package did
-before it used the task queue (straight onto the stream from the calling thread), to show what the tests catch.
-
-With "graph": "threads" the four-kernel graph runs on "threads" host threads at once on device 0, each calling it
-"iterations" times with its own sizes ("sizes": one list per thread), then the device is synchronised; the output
-gives the calls made, the errors, the hazards and the ACL call counts (no per-call records).
-"""
+# Usage: python run_wrapper.py PLAN.json  (prints one JSON line). The environment carries the build options the
+# package uses for device "npu" (NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME, ASCEND_HOME_PATH; see build.py).
+#
+# Inductor generates the C++ wrapper for ``graph`` (``cpp_wrapper=True``, dynamic shapes), compiles it and links it
+# with the package's build options against libtorch_npu / libascendcl, loads it and calls it with real input tensors;
+# only the Triton kernels themselves are not run (the emulated ACL records each launch and dirties the memory it was
+# given). Each kernel gets the launch metadata of one scenario, in the order Inductor saves them.
+#
+# PLAN: {"scenarios": [metadata, ...], "cores": {device: [ai, vector]}, "record": bool, "phases": [{"device": d,
+# "sizes": [n or "over_limit", ...], "env": {...}, "fail": [ACL function or null, ...]}, ...]}.
+# A phase with a new device or env compiles afresh; each size is called once per entry of "fail", with that ACL
+# function failing. For each call
+# the output records the size, device, input and output data pointers and which launches it made; for each failing
+# call the error message. After each call every task queue is emptied and the device synchronised, as
+# torch.npu.synchronize() does (the stub libtorch_npu's emulated_torch_npu_synchronize_device).
+#
+# With "graph": "mm" the graph is a Triton kernel, a torch_npu matmul (torch_npu's C shim) and another Triton kernel,
+# called "calls" times on device 0, with the task queue's consumer held until the call has returned if "hold_queue" is
+# set (a consumer thread not yet scheduled), on stream "stream" of device 0 (default 0: its default stream; the
+# calling thread selects it, as torch.npu.set_stream does); "launch": "direct" generates the launch as this package did
+# before it used the task queue (straight onto the stream from the calling thread), to show what the tests catch.
+#
+# With "graph": "threads" the four-kernel graph runs on "threads" host threads at once on device 0, each calling it
+# "iterations" times with its own sizes ("sizes": one list per thread), then the device is synchronised; the output
+# gives the calls made, the errors, the hazards and the ACL call counts (no per-call records).
 
 from __future__ import annotations
 

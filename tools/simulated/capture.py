@@ -1,9 +1,8 @@
 """Codegen-only capture: Inductor lowers, schedules and generates code for every graph; nothing is compiled or
 launched. Each compiled graph instead runs its FX graph eagerly (on the simulated NPU, CPU underneath), so user
-scripts — ``.backward()`` and value checks included — run unchanged and correctly.
+scripts — ``.backward()`` and value checks included — run unchanged and correctly."""
 
-The capture hooks are journal records too (their own journal, undone when the capture ends).
-"""
+# The capture hooks are journal records too (their own journal, undone when the capture ends).
 
 from __future__ import annotations
 

@@ -1,13 +1,12 @@
-"""The kernel corpus: real model scripts (``examples/corpus/``) through ``codegen --check-kernels`` on one torch line.
+"""The kernel corpus: real model scripts (``examples/corpus/``) through ``codegen --check-kernels``, per torch line."""
 
-``run`` codegens each script on the simulated NPU and lowers every kernel config through triton-ascend's front end,
-and writes what happened as JSON (per script: graphs, kernels, configs, rejections with the compiler's first line,
-the script's own error). ``render`` turns the JSON of several torch lines into docs/codegen.md's corpus table (``nox -s
-kernels`` does both); ``row`` is what a test compares with the table for the line it runs on.
-
-    python -m npu_inductor_compat.tools.simulated.corpus run CORPUS_DIR --out kernels-2.12.1.json [--provider NAME]
-    python -m npu_inductor_compat.tools.simulated.corpus render kernels-*.json --readme docs/codegen.md
-"""
+# ``run`` codegens each script on the simulated NPU and lowers every kernel config through triton-ascend's front end,
+# and writes what happened as JSON (per script: graphs, kernels, configs, rejections with the compiler's first line,
+# the script's own error). ``render`` turns the JSON of several torch lines into docs/codegen.md's corpus table
+# (``nox -s kernels`` does both); ``row`` is what a test compares with the table for the line it runs on.
+#
+#     python -m npu_inductor_compat.tools.simulated.corpus run CORPUS_DIR --out kernels-2.12.1.json [--provider NAME]
+#     python -m npu_inductor_compat.tools.simulated.corpus render kernels-*.json --readme docs/codegen.md
 
 from __future__ import annotations
 

@@ -813,13 +813,17 @@ def _interface_for_provider() -> type:
 
 
 def _triton_key() -> str:
-    """COMPAT(>= 2.9): torch wraps Triton's key in torch._inductor.runtime.triton_compat (newer Triton moved it).
-    CAN REMOVE when MIN_SUPPORTED >= (2, 9): import it from triton_compat only."""
-    try:
-        from torch._inductor.runtime.triton_compat import triton_key
-    except ImportError:
+    """Triton's cache key, read where torch reads it."""
+    from torch._inductor.runtime import triton_compat
+
+    # COMPAT(>= 2.9): torch wraps Triton's key in triton_compat (newer Triton moved it).
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [block]: 2.7 and 2.8 read it from Triton
+    if not hasattr(triton_compat, "triton_key"):
         from triton.compiler.compiler import triton_key
-    return str(triton_key())
+
+        return str(triton_key())
+    # END CAN REMOVE
+    return str(triton_compat.triton_key())
 
 
 def _backend_hash_without_driver(original: Any) -> Any:

@@ -1,17 +1,16 @@
-"""``codegen --check-headers``: compile generated C++ wrappers with ``g++ -fsyntax-only`` against the real headers.
+"""``codegen --check-headers``: compile generated C++ wrappers with ``g++ -fsyntax-only`` against the real headers."""
 
-torch's headers come from the installed torch; torch_npu's (its C++ API and the CANN ACL headers it ships) from, in
-order: ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``, an installed torch_npu (located, never imported), or the PyPI
-wheels of the torch_npu releases paired with this torch line: downloaded once into the survey's wheel cache
-(``tools/survey.py``), with their ``torch_npu/include`` unpacked next to it.
-
-Each file is compiled as torch_npu's own C++ builder compiles a wrapper for device "npu" (its
-``_inductor/cpp_builder.py``, which torch_npu's backend puts in place of Inductor's on every paired release):
-``-DUSE_NPU`` (torch_npu's C shim and AOTI headers declare nothing without it), and, where ``$ASCEND_HOME_PATH``
-names a CANN toolkit, CANN's include directories (:data:`CANN_INCLUDES`). Without CANN, C++ that includes a CANN
-toolkit header the torch_npu wheel does not ship (torch_npu's own wrappers include ``runtime/runtime/rt.h``) stops
-there, and the result says so.
-"""
+# torch's headers come from the installed torch; torch_npu's (its C++ API and the CANN ACL headers it ships) from, in
+# order: ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``, an installed torch_npu (located, never imported), or the PyPI
+# wheels of the torch_npu releases paired with this torch line: downloaded once into the survey's wheel cache
+# (``tools/survey.py``), with their ``torch_npu/include`` unpacked next to it.
+#
+# Each file is compiled as torch_npu's own C++ builder compiles a wrapper for device "npu" (its
+# ``_inductor/cpp_builder.py``, which torch_npu's backend puts in place of Inductor's on every paired release):
+# ``-DUSE_NPU`` (torch_npu's C shim and AOTI headers declare nothing without it), and, where ``$ASCEND_HOME_PATH``
+# names a CANN toolkit, CANN's include directories (:data:`CANN_INCLUDES`). Without CANN, C++ that includes a CANN
+# toolkit header the torch_npu wheel does not ship (torch_npu's own wrappers include ``runtime/runtime/rt.h``) stops
+# there, and the result says so.
 
 from __future__ import annotations
 
@@ -128,9 +127,13 @@ def torch_npu_headers(torch_version: str) -> list[HeaderSource]:
     return [_wheel_headers(PAIRED_TORCH_NPU[minor])]
 
 
-# COMPAT(>= 2.12): the C++ is quoted r"""...""" (r'''...''' before).
-# CAN REMOVE when MIN_SUPPORTED >= (2, 12): match only the double quotes.
-_CPP_LITERAL = re.compile(r"cpp_wrapper_src = \(\s*r(?P<quote>'''|\"\"\")\n(?P<source>.*?)\n(?P=quote)\s*\)", re.DOTALL)
+_QUOTES = ['"""']  # how the C++ is quoted: r"""..."""
+# COMPAT(>= 2.12): the C++ is quoted r"""...""".
+# CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: r'''...''' before 2.12
+_QUOTES.append("'''")
+_CPP_LITERAL = re.compile(
+    rf"cpp_wrapper_src = \(\s*r(?P<quote>{'|'.join(_QUOTES)})\n(?P<source>.*?)\n(?P=quote)\s*\)", re.DOTALL
+)
 # A module whose literal opens with one quote and closes with the other is no Python (torch_npu 2.12.0.post3's C++
 # wrapper opens with ''', copied from torch < 2.12, and torch 2.12's closes with """): its C++ is still read, to
 # be compared and checked, and the wrapper's summary says the module cannot load.

@@ -1,16 +1,15 @@
-"""cpp_wrapper without running kernels: save each kernel's launch params as if the autotuner had launched it.
+"""cpp_wrapper without running kernels: save each kernel's launch params as if the autotuner had launched it."""
 
-Upstream fills CudaKernelParamCache by compiling and launching every Triton kernel once (the "autotune block") and
-reads it back to emit the C++ launch. The simulated NPU cannot compile or launch anything, so for "npu" graphs the
-block only *loads* each kernel module (which builds its CachingAutotuner, nothing compiled) and hands the
-autotuner's own ``save_gpu_kernel`` a simulated launcher: its first config, and compiler metadata that is empty
-unless ``simulated_metadata`` (the codegen command's ``--kernel-metadata``) says otherwise. So upstream's saving
-code and the ``autotuner-kernel-metadata`` fix run for real on every torch line.
-
-Within :func:`triton_ascend_compiled` (the ``torch_npu-wheel`` provider's runs: torch_npu's own autotuner saves the
-params, and reads far more of the compiled kernel than upstream's) the simulated launcher is a kernel as triton-ascend
-3.2.0's compiler leaves it: :func:`triton_ascend_metadata` and the binary under ``asm["npubin"]``.
-"""
+# Upstream fills CudaKernelParamCache by compiling and launching every Triton kernel once (the "autotune block") and
+# reads it back to emit the C++ launch. The simulated NPU cannot compile or launch anything, so for "npu" graphs the
+# block only *loads* each kernel module (which builds its CachingAutotuner, nothing compiled) and hands the
+# autotuner's own ``save_gpu_kernel`` a simulated launcher: its first config, and compiler metadata that is empty
+# unless ``simulated_metadata`` (the codegen command's ``--kernel-metadata``) says otherwise. So upstream's saving
+# code and the ``autotuner-kernel-metadata`` fix run for real on every torch line.
+#
+# Within :func:`triton_ascend_compiled` (the ``torch_npu-wheel`` provider's runs: torch_npu's own autotuner saves the
+# params, and reads far more of the compiled kernel than upstream's) the simulated launcher is a kernel as triton-ascend
+# 3.2.0's compiler leaves it: :func:`triton_ascend_metadata` and the binary under ``asm["npubin"]``.
 
 from __future__ import annotations
 
@@ -171,7 +170,7 @@ def launch_params(autotuner: Any, config: Any = None) -> dict[str, Any]:
         "def_args": def_args,
         "call_args": call_args,
         # COMPAT(>= 2.8): the params carry global_scratch; (>= 2.9) profile_scratch. None: the kernel needs none.
-        # CAN REMOVE when MIN_SUPPORTED >= (2, 9): nothing to remove, the keys stay.
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [tag]: nothing to remove, the keys stay.
         "global_scratch": None,
         "profile_scratch": None,
     }

@@ -1,0 +1,54 @@
+"""The README's architecture picture is the import test's graph, folder by folder (tools/architecture.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from npu_inductor_compat.tools import architecture
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.once  # the source read as text: nothing here depends on torch's Inductor
+
+
+def test_the_readme_picture_is_the_import_graph_of_this_tree() -> None:
+    picture = architecture.picture_of(ROOT, architecture.import_test(ROOT))
+    readme = architecture.embedded((ROOT / "README.md").read_text())
+    assert readme == picture, "README's picture is out of date: python tools/architecture.py --write README.md"
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_new_import_changes_the_picture_and_a_back_edge_is_dashed(tmp_path: Path) -> None:
+    files = {
+        "compat/__init__.py": "",
+        "common/__init__.py": "",
+        "common/a.py": "from npu_inductor_compat import b\n",
+        "compat/b.py": "",
+        "v2_9/__init__.py": "from npu_inductor_compat.common import a\n",
+        "v2_12/__init__.py": "from npu_inductor_compat.common import a\n",
+    }
+    test = architecture.import_test(ROOT)
+    before = architecture.picture_of(_tree(tmp_path, files), test)
+    assert before.splitlines()[2:-1] == ['    lines["v*/"] --> common["common/"]', '    common --> compat["compat/"]']
+    files["v2_12/__init__.py"] += "from npu_inductor_compat import b\n"
+    both = architecture.picture_of(_tree(tmp_path, files), test)
+    assert both.splitlines()[2] == '    lines["v*/"] --> common["common/"] & compat["compat/"]'
+    (tmp_path / "common/a.py").write_text("def f():\n    from npu_inductor_compat.v2_9 import c\n")
+    (tmp_path / "v2_9/c.py").write_text("")
+    after = architecture.picture_of(tmp_path, test)
+    assert after != before
+    assert "    common -. back edge .-> lines" in after.splitlines()
+
+
+def test_the_readme_copy_is_replaced_between_its_markers_only() -> None:
+    readme = f"top\n{architecture.START}\nold\n{architecture.END}\nbottom\n"
+    assert architecture.with_picture(readme, "new") == f"top\n{architecture.START}\nnew\n{architecture.END}\nbottom\n"
+    with pytest.raises(ValueError, match="no <!-- architecture:start -->"):
+        architecture.embedded("no markers")

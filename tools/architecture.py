@@ -1,0 +1,117 @@
+"""The README's architecture picture: the package's import graph (tests/test_imports.py) folder by folder, as mermaid.
+`python tools/architecture.py [--write] README.md` prints the picture or rewrites the README's copy of it."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import ModuleType
+
+START, END = "<!-- architecture:start -->", "<!-- architecture:end -->"
+LINES_NODE = "lines"
+
+
+def is_line(folder: str) -> bool:
+    return folder.startswith("v") and folder[1:2].isdigit()
+
+
+def folder_edges(graph: Mapping[str, Iterable[str]], files: Mapping[str, Path], root: Path) -> set[tuple[str, str]]:
+    """Module edges as (source folder, target folder), each folder by its files' place in the tree; a module named
+    only at run time (``<dynamic>``) and a folder's edges to itself are left out."""
+    folder = {module: path.relative_to(root).parts[0] for module, path in files.items()}
+    return {
+        (folder[source], folder[target])
+        for source, targets in graph.items()
+        for target in targets
+        if target in folder and folder[source] != folder[target]
+    }
+
+
+def render(edges: Iterable[tuple[str, str]], back_edges: Iterable[tuple[str, str]] = ()) -> str:
+    """A mermaid flowchart of folders: the line folders are one node, ``v*/``; a back edge (one the import test
+    allows) is dashed."""
+
+    def node(folder: str) -> str:
+        return LINES_NODE if is_line(folder) else folder
+
+    dashed = {(node(a), node(b)) for a, b in back_edges}
+    solid = {(node(a), node(b)) for a, b in edges} - dashed
+    out = ["```mermaid", "flowchart LR"]
+    named: set[str] = set()
+
+    def label(name: str) -> str:
+        if name in named:
+            return name
+        named.add(name)
+        return f'{name}["{"v*" if name == LINES_NODE else name}/"]'
+
+    for source in sorted({a for a, _ in solid}, key=_node_order):  # one line per source: a --> b & c
+        targets = sorted((b for a, b in solid if a == source), key=_node_order)
+        out.append(f"    {label(source)} --> {' & '.join(label(b) for b in targets)}")
+    for a, b in sorted(dashed):
+        out.append(f"    {label(a)} -. back edge .-> {label(b)}")
+    out.append("```")
+    return "\n".join(out)
+
+
+def _node_order(name: str) -> tuple[int, str]:
+    order = ("tools", LINES_NODE, "common", "compat")
+    return (order.index(name) if name in order else len(order), name)
+
+
+def embedded(readme: str) -> str:
+    """The README's copy of the picture (between its markers); ValueError when it has none."""
+    if START not in readme or END not in readme:
+        raise ValueError(f"README has no {START} ... {END} block for the architecture picture")
+    return readme.split(START, 1)[1].split(END, 1)[0].strip()
+
+
+def with_picture(readme: str, picture: str) -> str:
+    embedded(readme)  # the markers must be there
+    head, rest = readme.split(START, 1)
+    return f"{head}{START}\n{picture}\n{END}{rest.split(END, 1)[1]}"
+
+
+def import_test(root: Path) -> ModuleType:
+    """tests/test_imports.py of the tree at ``root``: its graph is the picture's source."""
+    path = root / "tests" / "test_imports.py"
+    spec = importlib.util.spec_from_file_location("npu_compat_test_imports", path)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(f"no import test at {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def picture_of(root: Path, test: ModuleType) -> str:
+    graph = test.import_graph(root)
+    files = test.module_files(root)
+    edges = folder_edges(graph, files, root)
+    back = folder_edges(
+        {source: [t for t in targets if test.is_back_edge(source, t)] for source, targets in graph.items()},
+        files,
+        root,
+    )
+    return render(edges, back)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("readme", type=Path, help="the README.md of the source tree")
+    parser.add_argument("--write", action="store_true", help="rewrite the README's picture instead of printing it")
+    args = parser.parse_args(argv)
+    root = args.readme.resolve().parent
+    picture = picture_of(root, import_test(root))
+    if not args.write:
+        print(picture)
+        return 0
+    args.readme.write_text(with_picture(args.readme.read_text(), picture))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
