@@ -8,7 +8,7 @@ stops before npubin. The stage reached and, on failure, the compiler's own messa
 triton-ascend owns the top-level ``triton`` package, like torch's own ``triton``: the two cannot share an
 environment. It is therefore used from its own directory, put first on the path of a worker process only: the
 directory named by $NPU_INDUCTOR_COMPAT_TRITON_ASCEND, this environment's ``triton`` when that is triton-ascend, or
-else the PyPI wheel installed (``pip install --target``, never into this environment) once into the survey's cache.
+else the PyPI wheel installed (``pip install --target``, never into this environment) once into the cache.
 The user's ``triton`` is never touched.
 
 Without CANN there is no active Triton driver, so the kernel module's ``set_driver_to_gpu()`` is made inert, and
@@ -120,9 +120,9 @@ def locate() -> TritonAscend:
 
 
 def _cached_install() -> TritonAscend:
-    from npu_inductor_compat.tools import survey
+    from npu_inductor_compat.tools import wheel_cache
 
-    root = survey.default_cache_dir().parent / "triton_ascend" / TRITON_ASCEND
+    root = wheel_cache.default_cache_dir().parent / "triton_ascend" / TRITON_ASCEND
     if _is_triton_ascend(root):
         return TritonAscend(root, _version_in(root), f"triton-ascend {TRITON_ASCEND} wheel ({root})")
     print(
@@ -131,11 +131,11 @@ def _cached_install() -> TritonAscend:
         file=sys.stderr,
     )
     partial = root.with_name(root.name + ".partial")
-    command = [*survey._pip(), "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"]
+    command = [*wheel_cache._pip(), "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"]
     command += [str(partial), f"triton-ascend=={TRITON_ASCEND}", "pybind11"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
-    except (OSError, subprocess.TimeoutExpired, survey.SurveyError) as err:
+    except (OSError, subprocess.TimeoutExpired, wheel_cache.SurveyError) as err:
         raise KernelCheckUnavailable(f"installing triton-ascend failed: {err}; set {SITE_ENV}") from err
     if done.returncode != 0 or not _is_triton_ascend(partial):
         raise KernelCheckUnavailable(

@@ -189,7 +189,7 @@ def _torch_requirement(archive: zipfile.ZipFile, version: str) -> str:
 def unpacked(version: str, announce: Callable[[str], None] | None = None) -> WheelTree:
     """The pure-Python tree of torch_npu ``version``: downloaded (once, into the survey's cache) and unpacked (once,
     atomically: a half-unpacked tree is never seen) into ``<cache>/../torch_npu_python/<version>``."""
-    from npu_inductor_compat.tools import survey
+    from npu_inductor_compat.tools import wheel_cache as survey  # the wheel cache, once part of the survey
 
     say = announce or (lambda message: print(message, file=sys.stderr, flush=True))
     wheels = survey.default_cache_dir()
