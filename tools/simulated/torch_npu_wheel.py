@@ -1076,7 +1076,7 @@ def _replacing_ttir_check(events: Events, worker: Any) -> Callable[[Any], Any]:
 
 
 def _ttir_check_record(events: Events, release: str, target: str) -> Patch:
-    from npu_inductor_compat.tools.simulated.kernel_check import TtirCheckWorker
+    from npu_inductor_compat.tools.simulated.ttir_check import TtirCheckWorker
 
     worker = TtirCheckWorker(release, target)  # no process until the first check
     return Patch(
