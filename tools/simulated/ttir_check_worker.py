@@ -33,7 +33,7 @@ def _ttir_worker(release: str, target: str) -> int:  # pragma: no cover - runs u
     """The worker end: torch_npu ``release``'s environment, then one JSON request a line on stdin (``id``,
     ``source``: the kernel source torch_npu's scheduling passed to its check), one answer each: ``ok``, ``error``,
     ``traceback``, ``worker_error`` (the failure is this tool's, e.g. a missing stub, not the compiler's)."""
-    from npu_inductor_compat.tools.simulated.standin import NotSimulatedError
+    from npu_inductor_compat.tools.simulated.not_simulated import NotSimulatedError
 
     open_channel()
     began = time.perf_counter()
