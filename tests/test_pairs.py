@@ -94,7 +94,7 @@ def _versions(files: list[dict[str, object]], wheel: re.Pattern[str] | None = No
 @pytest.mark.download
 @pytest.mark.once
 def test_every_row_is_its_wheels_metadata_and_no_pypi_release_is_missing() -> None:
-    """Each row's pin is its wheel's Requires-Dist as written (the wheel downloaded into the survey's cache, or
+    """Each row's pin is its wheel's Requires-Dist as written (the wheel downloaded into the wheel cache, or
     reused); its torch is the newest PyPI torch the pin allows; and every torch_npu line on PyPI from the oldest the
     table covers has its newest release in the table (a new line or a new postN build fails here)."""
     published = _versions(_pypi_files("torch-npu"), PLATFORM_WHEEL)
