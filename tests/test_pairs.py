@@ -14,7 +14,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from npu_inductor_compat.tools import survey
+from npu_inductor_compat.tools import wheel_cache
 from npu_inductor_compat.tools.simulated import headers, pairs, torch_npu_wheel
 
 PLATFORM_WHEEL = re.compile(r"-cp311-cp311-manylinux[^-]*x86_64\.whl$")
@@ -94,7 +94,7 @@ def _versions(files: list[dict[str, object]], wheel: re.Pattern[str] | None = No
 @pytest.mark.download
 @pytest.mark.once
 def test_every_row_is_its_wheels_metadata_and_no_pypi_release_is_missing() -> None:
-    """Each row's pin is its wheel's Requires-Dist as written (the wheel downloaded into the survey's cache, or
+    """Each row's pin is its wheel's Requires-Dist as written (the wheel downloaded into the wheel cache, or
     reused); its torch is the newest PyPI torch the pin allows; and every torch_npu line on PyPI from the oldest the
     table covers has its newest release in the table (a new line or a new postN build fails here)."""
     published = _versions(_pypi_files("torch-npu"), PLATFORM_WHEEL)
@@ -106,8 +106,8 @@ def test_every_row_is_its_wheels_metadata_and_no_pypi_release_is_missing() -> No
     assert sorted(map(str, newest.values()), key=Version) == [row.torch_npu for row in pairs.PAIRS]
     for row in pairs.PAIRS:
         try:
-            wheel = survey.fetch(row.torch_npu, survey.default_cache_dir())
-        except survey.SurveyError as err:
+            wheel = wheel_cache.fetch(row.torch_npu, wheel_cache.default_cache_dir())
+        except wheel_cache.SurveyError as err:
             pytest.skip(f"torch_npu {row.torch_npu}'s wheel cannot be downloaded here: {err}")
         with zipfile.ZipFile(wheel) as archive:
             (metadata,) = [name for name in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", name)]

@@ -120,9 +120,9 @@ def _npu_variables_headers() -> list[Path]:
     except (ImportError, ValueError):
         spec = None
     roots += [Path(location) / "include" for location in (spec.submodule_search_locations or [])] if spec else []
-    from npu_inductor_compat.tools import survey
+    from npu_inductor_compat.tools import wheel_cache
 
-    roots += sorted((survey.default_cache_dir().parent / "torch_npu_include").glob("*"))
+    roots += sorted((wheel_cache.default_cache_dir().parent / "torch_npu_include").glob("*"))
     headers = [root / "torch_npu/csrc/core/npu/NpuVariables.h" for root in roots]
     return [header for header in headers if header.is_file()]
 

@@ -21,7 +21,6 @@ MAX_DOCSTRING_LINES = 3
 NOT_YET_SHORT = {
     "tools/simulated/cli.py",
     "tools/simulated/device.py",
-    "tools/simulated/kernel_check.py",
     "tools/simulated/torch_npu_wheel.py",
 }
 # A path into this tree (a folder of it, then a file with an extension), not preceded by another path part.

@@ -16,7 +16,7 @@ import pytest
 from npu_inductor_compat.common.layers import all_layer_ids
 from npu_inductor_compat.registry import fix_records
 from npu_inductor_compat.targets import Target
-from npu_inductor_compat.tools import survey
+from npu_inductor_compat.tools import survey, wheel_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 from npu_inductor_compat.lines import LINES  # noqa: E402
@@ -254,20 +254,20 @@ def test_fetch_uses_the_cache_and_falls_back_to_it(
     def no_pip() -> list[str]:
         raise AssertionError("an exact cached version must not ask the index")
 
-    monkeypatch.setattr(survey, "_pip", no_pip)
-    assert survey.fetch("2.9.0.post2", tmp_path) == older
+    monkeypatch.setattr(wheel_cache, "_pip", no_pip)
+    assert wheel_cache.fetch("2.9.0.post2", tmp_path) == older
     # a line asks pip (failing here), then takes the newest cached wheel of that line, not 2.9.1
-    monkeypatch.setattr(survey, "_pip", lambda: [sys.executable, "-c", "import sys; sys.exit('offline')"])
-    assert survey.fetch("2.9.0", tmp_path) == newer
+    monkeypatch.setattr(wheel_cache, "_pip", lambda: [sys.executable, "-c", "import sys; sys.exit('offline')"])
+    assert wheel_cache.fetch("2.9.0", tmp_path) == newer
     assert "using cached torch_npu-2.9.0.post10" in capsys.readouterr().err
     with pytest.raises(survey.SurveyError, match="could not download torch_npu==2.8.0.*offline"):
-        survey.fetch("2.8.0", tmp_path)
+        wheel_cache.fetch("2.8.0", tmp_path)
 
 
 @pytest.mark.once
 def test_cache_dir_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv(survey.WHEEL_CACHE_ENV, str(tmp_path))
-    assert survey.default_cache_dir() == tmp_path
+    monkeypatch.setenv(wheel_cache.WHEEL_CACHE_ENV, str(tmp_path))
+    assert wheel_cache.default_cache_dir() == tmp_path
 
 
 # ---------------------------------------------------------------------------------------------- coverage
@@ -471,7 +471,7 @@ RELEASED: dict[str, dict[str, Any]] = {
 def test_released_torch_npu_findings(version: str) -> None:
     """Downloads the wheel into the cache once (tens of MB); skipped, saying why, when that is impossible here."""
     try:
-        wheel = survey.fetch(version)
+        wheel = wheel_cache.fetch(version)
     except survey.SurveyError as err:
         pytest.skip(f"torch_npu {version} wheel not cached and not downloadable: {err}")
     report = survey.survey(wheel)
@@ -487,5 +487,7 @@ def test_released_torch_npu_findings(version: str) -> None:
 def test_finding_pip_leaves_setuptools_importable(run_python: Any) -> None:
     """Looking for pip with importlib.util.find_spec ran setuptools' distutils hack, after which importing
     torch.utils.cpp_extension (setuptools) failed in the same process whenever pip was not installed there."""
-    done = run_python("from npu_inductor_compat.tools import survey; survey._pip(); import setuptools; print('ok')")
+    done = run_python(
+        "from npu_inductor_compat.tools import wheel_cache; wheel_cache._pip(); import setuptools; print('ok')"
+    )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]

@@ -20,7 +20,7 @@ import pytest
 
 from npu_inductor_compat.common import torch_npu_fixes
 from npu_inductor_compat.patching import Change, Patch, absent_targets
-from npu_inductor_compat.tools import survey
+from npu_inductor_compat.tools import survey, wheel_cache
 from npu_inductor_compat.tools.simulated import torch_npu_wheel
 from npu_inductor_compat.tools.simulated.torch_npu_wheel import WheelUnavailable
 
@@ -116,7 +116,7 @@ def kernel_sources(out: Path, summary: dict[str, Any], graph: int) -> dict[str, 
 
 
 def verdicts(release: str) -> dict[str, str]:
-    report = survey.survey(survey.fetch(release))
+    report = survey.survey(wheel_cache.fetch(release))
     return {fix["id"]: fix["status"] for fix in report.fixes}
 
 

@@ -2,7 +2,7 @@
 
 # torch_npu's scheduling compiles each "linear" kernel to TTIR before defining it (make_ttir_for_check) and falls back
 # to its "no_linear" kernel when that raises. The codegen process cannot run it (its ``triton`` is torch's), so the
-# ``torch-npu-wheel-ttir-check`` record sends each kernel's source to a worker process (kernel_check.py
+# ``torch-npu-wheel-ttir-check`` record sends each kernel's source to a worker process (ttir_check.py
 # TtirCheckWorker) that runs torch_npu's own function over triton-ascend. These tests show the check passing for good
 # kernels, failing with the compiler's words for a kernel triton-ascend rejects (fp64), torch_npu's fallback then
 # taken and reported, and the worker's failures surfacing as errors, never as passes.
@@ -23,7 +23,13 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import kernel_check, torch_npu_wheel
+from npu_inductor_compat.tools.simulated import (
+    torch_npu_bridges,
+    torch_npu_wheel,
+    triton_ascend_site,
+    ttir_check,
+    ttir_check_worker,
+)
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.download]
 
@@ -46,9 +52,9 @@ torch.testing.assert_close(torch.compile(double)(x.to("npu")).cpu(), double(x))
 
 # ------------------------------------------------------------------------------------------------ in this process
 def test_the_bridge_table_says_why_what_and_where_for_every_entry() -> None:
-    names = [bridge.name for bridge in kernel_check.BRIDGES]
+    names = [bridge.name for bridge in torch_npu_bridges.BRIDGES]
     assert len(names) == len(set(names))
-    for bridge in kernel_check.BRIDGES:
+    for bridge in torch_npu_bridges.BRIDGES:
         assert ":" in bridge.name and all(bridge.name.split(":")), bridge.name
         assert bridge.why.strip() and bridge.returns.strip() and bridge.source.strip(), bridge.name
         assert "triton-ascend" in bridge.source, bridge.name  # each stands for a real triton-ascend source
@@ -61,7 +67,7 @@ def test_the_compiler_message_keeps_the_error_and_drops_the_workers_stack() -> N
     error = NoTritonConfigsError(
         "Failed to compile config X0BLOCK: 1 for make ttir triton_: at 3:4:\nboom \nStack trace:x"
     )
-    assert kernel_check._check_message(error) == (
+    assert ttir_check_worker._check_message(error) == (
         "NoTritonConfigsError: Failed to compile config X0BLOCK: 1 for make ttir triton_: at 3:4:\nboom"
     )
 
@@ -71,8 +77,8 @@ def test_a_worker_that_cannot_start_makes_every_check_an_error_saying_why(
 ) -> None:
     """No triton-ascend where it is said to be: each check is an error naming that, never a pass; no retry per
     kernel."""
-    monkeypatch.setenv(kernel_check.SITE_ENV, str(tmp_path))
-    worker = kernel_check.TtirCheckWorker("2.7.1.post11", "a.b:C.make_ttir_for_check")
+    monkeypatch.setenv(triton_ascend_site.SITE_ENV, str(tmp_path))
+    worker = ttir_check.TtirCheckWorker("2.7.1.post11", "a.b:C.make_ttir_for_check")
     try:
         for _ in range(2):
             answer = worker.check("source")
@@ -102,8 +108,8 @@ def paired() -> str:
     except torch_npu_wheel.WheelUnavailable as err:
         pytest.skip(f"the torch_npu {paired} wheel cannot be had: {err}")
     try:
-        kernel_check.locate()
-    except kernel_check.KernelCheckUnavailable as err:
+        triton_ascend_site.locate()
+    except triton_ascend_site.KernelCheckUnavailable as err:
         pytest.skip(f"triton-ascend unavailable: {err}")
     return paired
 
@@ -155,7 +161,7 @@ def test_every_config_of_torch_npus_kernels_lowers_through_its_own_precompile(
     triton_stubs = {stub.name for stub in torch_npu_wheel.STUBS if stub.module.partition(".")[0] == "triton"}
     assert "triton.language.extra.ascend:libdevice" in triton_stubs
     assert set(check["unstubbed"]) == triton_stubs, check["unstubbed"]
-    assert set(check["bridges"]) <= {bridge.name for bridge in kernel_check.BRIDGES}
+    assert set(check["bridges"]) <= {bridge.name for bridge in torch_npu_bridges.BRIDGES}
     assert check["configs"] > len(summary["graphs"])
     for graph in summary["graphs"]:
         assert set(graph["kernel_check"]) == set(graph["kernels"])
@@ -187,10 +193,10 @@ def test_torch_npus_kernels_pass_its_real_ttir_check(
     # how it ran: torch_npu's function in one worker over triton-ascend, with what was unstubbed and bridged
     ttir = report["ttir_check"]
     assert ttir["starts"] == 1 and ttir["error"] is None and ttir["missing_stubs"] == []
-    assert ttir["triton_ascend"] == kernel_check.locate().version and f"torch_npu {release}'s own" in ttir["runs"]
+    assert ttir["triton_ascend"] == triton_ascend_site.locate().version and f"torch_npu {release}'s own" in ttir["runs"]
     triton_stubs = {stub.name for stub in torch_npu_wheel.STUBS if stub.module.partition(".")[0] == "triton"}
     assert set(ttir["unstubbed"]) == triton_stubs, ttir["unstubbed"]
-    assert set(ttir["bridges"]) <= {bridge.name for bridge in kernel_check.BRIDGES}
+    assert set(ttir["bridges"]) <= {bridge.name for bridge in torch_npu_bridges.BRIDGES}
     assert summary["kernel_check"]["bridges"] == ttir["bridges"]  # the same environment in both workers
 
 
@@ -203,7 +209,7 @@ def test_the_worker_answers_passed_failed_and_died_and_starts_afresh(
     source = (out / entry["source"]).read_text().replace(name, PLACEHOLDER)
     target = torch_npu_wheel.release_targets(release).ttir_check
     assert target is not None
-    worker = kernel_check.TtirCheckWorker(release, target)
+    worker = ttir_check.TtirCheckWorker(release, target)
     try:
         assert worker.check(source)["result"] == "passed"
         rejected = worker.check(source.replace("'*fp32'", "'*fp64'"))

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.tools import survey
+from npu_inductor_compat.tools import survey, wheel_cache
 from npu_inductor_compat.tools.simulated import torch_npu_wheel
 from npu_inductor_compat.tools.simulated.torch_npu_wheel import WheelUnavailable
 
@@ -108,7 +108,7 @@ def observed() -> tuple[str, dict[str, Any]]:
 
 
 def verdict(release: str, fix_id: str) -> str:
-    report = survey.survey(survey.fetch(release))
+    report = survey.survey(wheel_cache.fetch(release))
     return next(fix["status"] for fix in report.fixes if fix["id"] == fix_id)
 
 

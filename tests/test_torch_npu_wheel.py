@@ -45,7 +45,7 @@ def test_the_triton_ascend_utils_stubs_answer_as_triton_ascend_3_2_0_does(monkey
     answers what 3.2.0's own function answers, run from its source where the wheel is installed in the cache."""
     import ast
 
-    from npu_inductor_compat.tools import survey
+    from npu_inductor_compat.tools import wheel_cache
 
     utils_module = torch_npu_wheel.TRITON_ASCEND_UTILS
     stubs = {stub.attribute: stub.value(None) for stub in STUBS if stub.module == utils_module}  # type: ignore[arg-type]
@@ -55,9 +55,7 @@ def test_the_triton_ascend_utils_stubs_answer_as_triton_ascend_3_2_0_does(monkey
         "get_ascend_arch_from_env",
         "is_ffts_supported",
     }
-    utils = (
-        survey.default_cache_dir().parent / "triton_ascend" / "3.2.0" / "triton" / "backends" / "ascend" / "utils.py"
-    )
+    utils = wheel_cache.default_cache_dir().parent / "triton_ascend" / "3.2.0/triton/backends/ascend/utils.py"
     if not utils.is_file():
         pytest.skip(f"triton-ascend 3.2.0 is not installed in the cache ({utils})")
     tree = ast.parse(utils.read_text())
@@ -191,12 +189,12 @@ def _defines(tree: torch_npu_wheel.WheelTree, target: str) -> bool:
 def test_each_paired_release_names_its_record_targets_as_its_wheel_has_them() -> None:
     """RELEASES, the per-release targets of the provider's records, against each paired wheel's own source: a named
     target is defined there; where none is named, the release has no such code at all."""
-    from npu_inductor_compat.tools import survey
+    from npu_inductor_compat.tools import wheel_cache
 
     assert set(torch_npu_wheel.PAIRED.values()) <= set(torch_npu_wheel.RELEASES)
     checked = 0
     for release in torch_npu_wheel.PAIRED.values():
-        if survey.cached_wheel(release, survey.default_cache_dir()) is None:
+        if wheel_cache.cached_wheel(release, wheel_cache.default_cache_dir()) is None:
             continue  # not downloaded here (the child tests skip too)
         tree = torch_npu_wheel.unpacked(release)
         sources = "\n".join(path.read_text() for path in (tree.package / "_inductor").rglob("*.py"))

@@ -28,11 +28,11 @@ SIMT = [
 
 @pytest.fixture(scope="module")
 def triton_ascend() -> Any:
-    from npu_inductor_compat.tools.simulated import kernel_check
+    from npu_inductor_compat.tools.simulated import triton_ascend_site
 
     try:
-        return kernel_check.locate()
-    except kernel_check.KernelCheckUnavailable as err:
+        return triton_ascend_site.locate()
+    except triton_ascend_site.KernelCheckUnavailable as err:
         pytest.skip(f"triton-ascend is not available: {err}")
 
 

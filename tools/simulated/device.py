@@ -552,9 +552,9 @@ conv = _Switches(f"torch.{DEVICE}.conv", {"allow_hf32": ("ALLOW_CONV_HF32", True
 
 
 def _not_simulated(name: str, attribute: str) -> AttributeError:
-    from npu_inductor_compat.tools.simulated import standin
+    from npu_inductor_compat.tools.simulated import not_simulated
 
-    return standin.not_simulated_attribute(name, attribute)
+    return not_simulated.attribute_error(name, attribute)
 
 
 def _get_current_raw_stream(device_index: int) -> int:

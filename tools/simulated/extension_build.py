@@ -42,7 +42,7 @@ def cache_root() -> Path:
     configured = os.environ.get(CACHE_ENV)
     if configured:
         return Path(configured).expanduser().absolute()
-    from npu_inductor_compat.tools.survey import cache_base
+    from npu_inductor_compat.tools.wheel_cache import cache_base
 
     return cache_base() / "simulated_npu"
 

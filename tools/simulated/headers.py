@@ -2,8 +2,8 @@
 
 # torch's headers come from the installed torch; torch_npu's (its C++ API and the CANN ACL headers it ships) from, in
 # order: ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``, an installed torch_npu (located, never imported), or the PyPI
-# wheels of the torch_npu releases paired with this torch line: downloaded once into the survey's wheel cache
-# (``tools/survey.py``), with their ``torch_npu/include`` unpacked next to it.
+# wheels of the torch_npu releases paired with this torch line: downloaded once into the wheel cache
+# (``tools/wheel_cache.py``), with their ``torch_npu/include`` unpacked next to it.
 #
 # Each file is compiled as torch_npu's own C++ builder compiles a wrapper for device "npu" (its
 # ``_inductor/cpp_builder.py``, which torch_npu's backend puts in place of Inductor's on every paired release):
@@ -80,13 +80,13 @@ def _unpack_include(wheel: Path, target: Path) -> None:
 
 
 def _wheel_headers(version: str) -> HeaderSource:
-    from npu_inductor_compat.tools import survey
+    from npu_inductor_compat.tools import wheel_cache
 
-    wheels = survey.default_cache_dir()
+    wheels = wheel_cache.default_cache_dir()
     target = wheels.parent / "torch_npu_include" / version
     if not target.is_dir():
-        if survey.cached_wheel(version, wheels) is None:
-            size = survey.published_size(version)
+        if wheel_cache.cached_wheel(version, wheels) is None:
+            size = wheel_cache.published_size(version)
             how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
             print(
                 f"downloading the torch_npu {version} wheel ({how_big}) into {wheels}, once, for its C++ headers "
@@ -95,8 +95,8 @@ def _wheel_headers(version: str) -> HeaderSource:
                 flush=True,
             )
         try:
-            _unpack_include(survey.fetch(version, wheels), target)
-        except (survey.SurveyError, OSError, zipfile.BadZipFile) as err:
+            _unpack_include(wheel_cache.fetch(version, wheels), target)
+        except (wheel_cache.SurveyError, OSError, zipfile.BadZipFile) as err:
             raise HeaderCheckUnavailable(
                 f"downloading torch_npu {version}'s headers failed ({err}); set {INCLUDE_ENV} to its include dir"
             ) from err

@@ -71,7 +71,7 @@ _MiB = 1024**2
 
 # Ascend910B3 is the default: it is the part torch_npu's own Inductor code falls back to when it cannot ask the
 # device (torch_npu/_inductor/triton_experimental/device_props.py get_npu_vector_core_count: "falls back to 40
-# (Ascend910B3)"), and the target this package's kernel check lowers for (tools/simulated/kernel_check.py).
+# (Ascend910B3)"), and the target this package's kernel check lowers for (tools/simulated/kernel_lowering.py).
 DEFAULT_SOC = "Ascend910B3"
 
 SOCS: dict[str, Soc] = {

@@ -47,7 +47,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npu_inductor_compat.tools.simulated import npu_ops  # imports no torch; registers nothing until asked
+from npu_inductor_compat.tools.simulated import not_simulated, npu_ops  # npu_ops imports no torch until asked
+from npu_inductor_compat.tools.simulated.not_simulated import NotSimulated, NotSimulatedError, NotSimulatedModule
+from npu_inductor_compat.tools.simulated.not_simulated import message as _message
 
 __all__ = [
     "MARK",
@@ -68,26 +70,6 @@ STANDIN_DOC = (
     "not torch_npu and is not installed: torch_npu.npu is the simulated torch.npu (devices, streams, events, seeds, "
     "memory queries, options); torch_npu's operators and other modules are not simulated and raise NotSimulated."
 )
-
-
-class NotSimulatedError(Exception):
-    """Something of torch_npu that the simulated NPU and its torch_npu stand-in do not simulate."""
-
-
-class NotSimulated(NotSimulatedError, AttributeError):
-    """An attribute of torch_npu or torch.npu that is not simulated (an AttributeError: hasattr answers False)."""
-
-
-class NotSimulatedModule(NotSimulatedError, ModuleNotFoundError):
-    """A torch_npu module that is not simulated (a ModuleNotFoundError)."""
-
-
-def _message(name: str) -> str:
-    return (
-        f"{name} is not simulated by npu_inductor_compat's stand-in for torch_npu (codegen runs the script on a "
-        "simulated NPU: torch.npu's device, stream, event, seed, memory and option calls work; torch_npu's operators "
-        "and its other modules and names do not)"
-    )
 
 
 @dataclass
@@ -171,6 +153,9 @@ def not_simulated_attribute(qualified: str, name: str) -> NotSimulated:
     in the active :class:`StandInUse` when the script asked."""
     _record(qualified)
     return NotSimulated(_message(qualified), name=name)
+
+
+not_simulated.attribute_error = not_simulated_attribute  # device.py raises through it, recorded from now on
 
 
 # ------------------------------------------------------------------------------------------------ the module

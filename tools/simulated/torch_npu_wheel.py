@@ -189,7 +189,7 @@ def _torch_requirement(archive: zipfile.ZipFile, version: str) -> str:
 def unpacked(version: str, announce: Callable[[str], None] | None = None) -> WheelTree:
     """The pure-Python tree of torch_npu ``version``: downloaded (once, into the survey's cache) and unpacked (once,
     atomically: a half-unpacked tree is never seen) into ``<cache>/../torch_npu_python/<version>``."""
-    from npu_inductor_compat.tools import survey
+    from npu_inductor_compat.tools import wheel_cache as survey  # the wheel cache, once part of the survey
 
     say = announce or (lambda message: print(message, file=sys.stderr, flush=True))
     wheels = survey.default_cache_dir()
@@ -1076,7 +1076,7 @@ def _replacing_ttir_check(events: Events, worker: Any) -> Callable[[Any], Any]:
 
 
 def _ttir_check_record(events: Events, release: str, target: str) -> Patch:
-    from npu_inductor_compat.tools.simulated.kernel_check import TtirCheckWorker
+    from npu_inductor_compat.tools.simulated.ttir_check import TtirCheckWorker
 
     worker = TtirCheckWorker(release, target)  # no process until the first check
     return Patch(

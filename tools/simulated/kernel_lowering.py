@@ -1,0 +1,253 @@
+"""The worker of ``codegen --check-kernels`` (runs under triton-ascend): each config of each kernel file to TTIR, TTIR
+passes, then linalg, stopping before npubin; one JSON event per stage and result (worker_protocol.py)."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+from npu_inductor_compat.tools.simulated.kernel_check import STAGES
+from npu_inductor_compat.tools.simulated.torch_npu_bridges import torch_npu_environment
+from npu_inductor_compat.tools.simulated.worker_protocol import emit, exit_text, open_channel, tail
+
+TARGET_ARCH = "Ascend910B3"  # read only by npubin, which is not run
+
+
+def kernel_source(path: Path) -> tuple[str, str]:
+    """(kernel name, module source) of a kernel file: the ``async_compile.triton(name, '''source''')`` fragment
+    Inductor defines kernels with, or a plain module named like the file."""
+    text = path.read_text()
+    for node in ast.walk(ast.parse(text)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "triton"
+            and len(node.args) >= 2
+            and all(isinstance(arg, ast.Constant) and isinstance(arg.value, str) for arg in node.args[:2])
+        ):
+            return str(node.args[0].value), str(node.args[1].value)  # type: ignore[attr-defined]
+    return path.stem, text
+
+
+def _compiler_message(error: BaseException) -> str:
+    """The compiler's own words: an aborted triton-adapter-opt prints its assertion before LLVM's stack dump."""
+    if isinstance(error, subprocess.CalledProcessError):
+        stderr = error.stderr.decode("utf-8", "replace") if isinstance(error.stderr, bytes) else error.stderr or ""
+        head = []
+        for line in stderr.splitlines():
+            if line.startswith(("PLEASE submit a bug report", "Stack dump:")):
+                break
+            head.append(line)
+        tool = Path(str(error.cmd[0])).name if error.cmd else "compiler"
+        return f"{tool} {exit_text(error.returncode)}:\n{tail(chr(10).join(head) or stderr, 40)}"
+    return f"{type(error).__name__}: {error}"
+
+
+def _divisible_arguments(triton_meta: dict[str, Any]) -> list[int]:
+    """Indices Inductor marks 16-divisible (``triton_meta['configs']``: {(index,): [['tt.divisibility', 16]]})."""
+    indices = set()
+    for config in triton_meta.get("configs", []):
+        if isinstance(config, dict):
+            for key, properties in config.items():
+                if any(prop[0] == "tt.divisibility" for prop in properties):
+                    indices.add(key[0])
+    return sorted(indices)
+
+
+def _stock_ttir(backend: Any, fn: Any, triton_meta: dict[str, Any], config: Any) -> tuple[Any, Any]:
+    """A stock Inductor kernel's config to TTIR (AST -> TTIR, as triton.compile's first stage): (module, options)."""
+    from triton._C.libtriton import ir
+    from triton.backends.compiler import AttrsDescriptor
+    from triton.compiler.compiler import ASTSource
+
+    kwargs = dict(config.kwargs)
+    constants = {**(triton_meta.get("constants") or {}), **kwargs}
+    signature = {
+        arg: kind for arg, kind in triton_meta["signature"].items() if kind != "constexpr" and arg not in constants
+    }
+    attrs = AttrsDescriptor.from_dict(
+        {
+            "arg_properties": {"tt.divisibility": _divisible_arguments(triton_meta), "tt.equal_to": []},
+            "cls": "AscendAttrsDescriptor",
+        }
+    )
+    options = backend.parse_options({"num_warps": config.num_warps, "num_stages": config.num_stages})
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    ir_module = ASTSource(fn, signature, constants, attrs).make_ir(
+        options, backend.get_codegen_implementation(), backend.get_module_map(), context
+    )
+    return ir_module, options
+
+
+class _CompileCalled(BaseException):
+    """triton.compile was called (by torch_npu's precompile): its arguments. A BaseException, so torch_npu's own
+    ``except Exception`` around the call lets it through."""
+
+    def __init__(self, src: Any, target: Any, options: Any) -> None:
+        super().__init__("triton.compile")
+        self.src, self.target, self.options = src, target, options
+
+
+def _stop_at_triton_compile() -> None:
+    """In the worker: ``triton.compile`` raises :class:`_CompileCalled` with its arguments instead of compiling
+    (torch_npu's heuristics call it as ``triton.compile``, at each call): the stages up to linalg then run here."""
+    import triton
+
+    def compile(src: Any, target: Any = None, options: Any = None) -> Any:
+        raise _CompileCalled(src, target, options)
+
+    triton.compile = compile
+
+
+def _torch_npu_ttir(autotuner: Any, config: Any) -> tuple[Any, Any, Any]:
+    """A torch_npu kernel's config to TTIR as torch_npu compiles it on an NPU: its own
+    ``NPUCachingAutotuner._precompile_config`` (runtime/triton_heuristics.py; npu_triton_heuristics.py in 2.12) builds
+    the ASTSource (its compile meta and constants), the target and the triton-ascend options, and calls
+    ``triton.compile``; from there, what triton-ascend's ``triton.compile`` does (triton/compiler/compiler.py): the
+    backend, ``parse_options`` with the source's own, the dialects, ``make_ir``. (module, backend, options)."""
+    from triton._C.libtriton import ir
+    from triton.compiler.compiler import make_backend
+
+    try:
+        autotuner._precompile_config(config)
+    except _CompileCalled as called:
+        src, target, options = called.src, called.target, called.options
+    else:
+        raise RuntimeError("torch_npu's _precompile_config did not call triton.compile")
+    backend = make_backend(target)
+    options = backend.parse_options(dict(options or {}, **src.parse_options()))
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    ir_module = src.make_ir(options, backend.get_codegen_implementation(), backend.get_module_map(), context)
+    return ir_module, backend, options
+
+
+def _worker(files: list[str], skip: set[str], torch_npu: str | None = None) -> int:  # pragma: no cover
+    """Lower every config of ``files`` (runs under triton-ascend); ``torch_npu``: the release whose kernels they
+    are (they load in :func:`torch_npu_environment`)."""
+    import importlib.util
+
+    import triton.language as tl
+    from torch._inductor.runtime import triton_helpers
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
+
+    open_channel()
+    stack = contextlib.ExitStack()
+    if torch_npu is None:
+        triton_helpers.set_driver_to_gpu = lambda: None  # no driver without CANN; nothing is launched
+        triton_helpers.libdevice = tl.extra.ascend.libdevice  # as torch_npu's npu_triton_helpers binds it
+    else:
+        try:
+            environment = stack.enter_context(torch_npu_environment(torch_npu))
+        except Exception as err:
+            message = f"torch_npu {torch_npu}'s environment failed to load: {_compiler_message(err)}"
+            print(traceback.format_exc(), file=sys.stderr)
+            emit({"event": "result", "key": "::environment", "result": _failure(None, message)})
+            return 1
+        emit({"event": "environment", **{key: environment[key] for key in ("torch_npu", "unstubbed", "bridges")}})
+        _stop_at_triton_compile()
+    target = GPUTarget("npu", TARGET_ARCH, 0)
+    backend = make_backend(target)
+    modules = tempfile.mkdtemp(prefix="npu_kernel_check_")
+    stack.callback(shutil.rmtree, modules, True)
+    for file in files:
+        key = f"{file}::load"
+        try:
+            name, source = kernel_source(Path(file))
+            module_path = Path(modules) / f"{name}.py"
+            module_path.write_text(source)  # triton.jit reads the function's source from a real file
+            spec = importlib.util.spec_from_file_location(name, module_path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            autotuner = getattr(module, name)
+        except Exception as err:
+            if key not in skip:
+                message = f"loading the kernel failed: {_compiler_message(err)}"
+                emit({"event": "result", "key": key, "result": _failure(file, message)})
+            continue
+        fn = getattr(autotuner, "fn", autotuner)
+        triton_meta = dict(getattr(autotuner, "triton_meta", None) or {})
+        configs = list(getattr(autotuner, "configs", None) or []) or [
+            types.SimpleNamespace(kwargs={}, num_warps=4, num_stages=1)
+        ]
+        for number, config in enumerate(configs):
+            kwargs = dict(config.kwargs)
+            key = f"{file}::{number}"
+            if key in skip:
+                continue
+            result: dict[str, Any] = {
+                "file": file,
+                "kernel": name,
+                "config": kwargs,
+                "stage": None,
+                "ok": False,
+                "error": None,
+                "seconds": {},
+            }
+            stage = STAGES[0]
+            emit({"event": "start", "key": key, "file": file, "kernel": name, "config": kwargs, "stage": stage})
+            try:
+                began = time.perf_counter()
+                if torch_npu is None:
+                    ir_module, options = _stock_ttir(backend, fn, triton_meta, config)
+                    config_backend = backend
+                else:
+                    ir_module, config_backend, options = _torch_npu_ttir(autotuner, config)
+                result["seconds"][stage], result["stage"] = round(time.perf_counter() - began, 3), stage
+                metadata = {"hash": key, "target": config_backend.target, **options.__dict__}
+                stages: dict[str, Any] = {}
+                config_backend.add_stages(stages, options)
+                for stage, backend_stage in (("ttir-passes", "ttir"), ("linalg", "ttadapter")):  # not npubin
+                    emit(
+                        {
+                            "event": "start",
+                            "key": key,
+                            "file": file,
+                            "kernel": name,
+                            "config": kwargs,
+                            "stage": stage,
+                            "reached": result["stage"],
+                        }
+                    )
+                    began = time.perf_counter()
+                    ir_module = stages[backend_stage](ir_module, metadata)
+                    result["seconds"][stage], result["stage"] = round(time.perf_counter() - began, 3), stage
+                result["ok"] = True
+            except Exception as err:
+                result["error"] = f"{stage}: {_compiler_message(err)}"
+            emit({"event": "result", "key": key, "result": result})
+    stack.close()
+    return 0
+
+
+def _failure(file: str | None, message: str) -> dict[str, Any]:
+    return {"file": file, "config": None, "stage": None, "ok": False, "error": message, "seconds": {}}
+
+
+def main(argv: list[str] | None = None) -> int:  # pragma: no cover - the worker's entry point
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] != "--worker":
+        print("internal worker of `codegen --check-kernels`", file=sys.stderr)
+        return 2
+    options = {arg.partition("=")[0]: arg.partition("=")[2] for arg in args[1:] if arg.startswith("--")}
+    skip = {arg.split("=", 1)[1] for arg in args[1:] if arg.startswith("--skip=")}
+    files = [arg for arg in args[1:] if not arg.startswith("--")]
+    return _worker(files, skip, options.get("--torch-npu") or None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

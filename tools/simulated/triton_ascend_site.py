@@ -1,0 +1,93 @@
+"""Where triton-ascend comes from for the kernel checks' worker processes (never this environment's ``triton``):
+$NPU_INDUCTOR_COMPAT_TRITON_ASCEND, this environment's ``triton`` when it is triton-ascend, or else the PyPI wheel
+installed (``pip install --target``) once into the cache. The user's ``triton`` is never touched."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+SITE_ENV = "NPU_INDUCTOR_COMPAT_TRITON_ASCEND"
+TRITON_ASCEND = "3.2.0"  # the release on PyPI (its only one)
+
+
+class KernelCheckUnavailable(RuntimeError):
+    """triton-ascend cannot be found or installed (the message says what was tried)."""
+
+
+@dataclass(frozen=True)
+class TritonAscend:
+    site: Path | None  # the directory to put first on the worker's path; None: this environment has it
+    version: str
+    source: str
+
+
+def _version_in(site: Path) -> str:
+    import importlib.metadata
+
+    for distribution in importlib.metadata.distributions(path=[str(site)]):
+        if distribution.metadata["Name"].lower().replace("_", "-") == "triton-ascend":
+            return str(distribution.version)
+    init = site / "triton" / "__init__.py"
+    found = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", init.read_text()) if init.is_file() else None
+    return found.group(1) if found else "unknown"
+
+
+def is_triton_ascend(site: Path) -> bool:
+    return (site / "triton" / "backends" / "ascend" / "compiler.py").is_file()
+
+
+def locate() -> TritonAscend:
+    """Where triton-ascend comes from, installing the wheel into the cache on first use."""
+    import importlib.util
+
+    explicit = os.environ.get(SITE_ENV)
+    if explicit:
+        site = Path(explicit)
+        if not is_triton_ascend(site):
+            raise KernelCheckUnavailable(f"{SITE_ENV}={explicit} has no triton/backends/ascend/compiler.py")
+        return TritonAscend(site, _version_in(site), f"{SITE_ENV}={explicit}")
+    spec = importlib.util.find_spec("triton")  # locates the package; runs none of it
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if is_triton_ascend(Path(location).parent):
+            return TritonAscend(None, _version_in(Path(location).parent), "this environment's triton")
+    return _cached_install()
+
+
+def _cached_install() -> TritonAscend:
+    from npu_inductor_compat.tools import wheel_cache
+
+    root = wheel_cache.default_cache_dir().parent / "triton_ascend" / TRITON_ASCEND
+    if is_triton_ascend(root):
+        return TritonAscend(root, _version_in(root), f"triton-ascend {TRITON_ASCEND} wheel ({root})")
+    print(
+        f"installing triton-ascend {TRITON_ASCEND} (about 55 MB, with pybind11) into {root}, once; the environment's "
+        "triton is not touched",
+        file=sys.stderr,
+    )
+    partial = root.with_name(root.name + ".partial")
+    command = [*wheel_cache._pip(), "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"]
+    command += [str(partial), f"triton-ascend=={TRITON_ASCEND}", "pybind11"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
+    except (OSError, subprocess.TimeoutExpired, wheel_cache.SurveyError) as err:
+        raise KernelCheckUnavailable(f"installing triton-ascend failed: {err}; set {SITE_ENV}") from err
+    if done.returncode != 0 or not is_triton_ascend(partial):
+        raise KernelCheckUnavailable(
+            f"installing triton-ascend {TRITON_ASCEND} failed ({done.stderr.strip()[-500:]}); set {SITE_ENV} to a "
+            "directory holding it"
+        )
+    os.replace(partial, root)  # a half-installed directory is never taken for a finished one
+    return TritonAscend(root, _version_in(root), f"triton-ascend {TRITON_ASCEND} wheel ({root})")
+
+
+def worker_env(triton_ascend: TritonAscend) -> dict[str, str]:
+    """This process's environment, with triton-ascend's directory first on the worker's path."""
+    env = dict(os.environ)
+    if triton_ascend.site is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(triton_ascend.site), env.get("PYTHONPATH")]))
+    return env

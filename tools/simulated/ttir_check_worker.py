@@ -1,0 +1,73 @@
+"""The worker end of torch_npu's TTIR check (runs under triton-ascend): torch_npu's own ``make_ttir_for_check`` on
+each kernel source sent on stdin, one JSON answer a line (ttir_check.py is the codegen process's end)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from npu_inductor_compat.targets import Target
+from npu_inductor_compat.tools.simulated.torch_npu_bridges import torch_npu_environment
+from npu_inductor_compat.tools.simulated.ttir_check import TTIR_WORKER
+from npu_inductor_compat.tools.simulated.worker_protocol import emit, open_channel, tail
+
+
+def _resolve_method(target: str) -> tuple[Any, Callable[..., Any]]:
+    """``"module:Class.method"`` -> (an instance of Class made without running its ``__init__``, the function).
+    torch_npu's ``make_ttir_for_check`` reads nothing of its ``self`` (a scheduling, which needs a scheduler)."""
+    owner, method = Target.parse(target).owner()
+    return owner.__new__(owner), getattr(owner, method)
+
+
+def _check_message(error: BaseException) -> str:
+    """The check's error in the compiler's words: torch_npu's NoTritonConfigsError carries the compiler's message,
+    then the worker's stack trace (kept apart, as the check's traceback)."""
+    return f"{type(error).__name__}: {str(error).split(chr(10) + 'Stack trace:', 1)[0].strip()}"
+
+
+def _ttir_worker(release: str, target: str) -> int:  # pragma: no cover - runs under triton-ascend
+    """The worker end: torch_npu ``release``'s environment, then one JSON request a line on stdin (``id``,
+    ``source``: the kernel source torch_npu's scheduling passed to its check), one answer each: ``ok``, ``error``,
+    ``traceback``, ``worker_error`` (the failure is this tool's, e.g. a missing stub, not the compiler's)."""
+    from npu_inductor_compat.tools.simulated.not_simulated import NotSimulatedError
+
+    open_channel()
+    began = time.perf_counter()
+    try:
+        with torch_npu_environment(release) as environment:
+            instance, check = _resolve_method(target)
+            ready = {key: value for key, value in environment.items() if key != "missing_stubs"}
+            emit({"event": "ready", "seconds": round(time.perf_counter() - began, 1), **ready})
+            while line := sys.stdin.readline():
+                request = json.loads(line)
+                answer: dict[str, Any] = {"event": "checked", "id": request["id"], "ok": True, "error": None}
+                began = time.perf_counter()
+                try:
+                    check(instance, request["source"])
+                except Exception as err:
+                    answer.update(ok=False, error=_check_message(err), traceback=tail(traceback.format_exc(), 80))
+                    answer["worker_error"] = isinstance(err, NotSimulatedError)
+                answer["seconds"] = round(time.perf_counter() - began, 3)
+                answer["missing_stubs"] = list(environment["missing_stubs"])
+                emit(answer)
+    except Exception as err:
+        print(traceback.format_exc(), file=sys.stderr)
+        emit({"event": "failed", "error": f"{type(err).__name__}: {err}"})
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:  # pragma: no cover - the worker's entry point
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) == 3 and args[0] == TTIR_WORKER:
+        return _ttir_worker(args[1], args[2])
+    print("internal worker of torch_npu's TTIR check", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
