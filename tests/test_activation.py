@@ -13,6 +13,7 @@ from npu_inductor_compat import activation
 from npu_inductor_compat.common import layers
 from npu_inductor_compat.patching import Change, Patch, PatchError, constant
 from npu_inductor_compat.state import STATE
+from npu_inductor_compat.v2_7_1 import inplace
 
 
 def applied_ids() -> set[str]:
@@ -30,6 +31,8 @@ def test_without_a_provider_only_torch_side_records_apply_and_the_skip_is_explai
     # torch-side fixes need no provider; which flex fixes a line needs differs
     if report["line"] == "v2_7_1":
         line_fixes = {"flex-configs-from-device", "flex-backward-symbolic-grid"}
+        if not inplace.check_skips_removed_users():  # torch 2.7.x, not 2.8
+            line_fixes.add("inplace-skips-removed-users")
     else:
         line_fixes = {"flex-decoding-split-from-device"}
     launch_fixes = {"autotuner-kernel-metadata", "cpp-wrapper-workspace-locks"}  # torch-side: inert until npu compiles
