@@ -209,24 +209,27 @@ def kernels(session: nox.Session, torch: str) -> None:
 # release for all three (5.24.0 requires torch>=2.6 and Python>=3.11).
 MODEL_LIBRARIES = {"2.7.1": "0.22.*", "2.9.1": "0.24.*", "2.12.1": "0.27.*"}
 TRANSFORMERS = "5.24.0"
+# The tests that need the models extra (transformers, torchvision): the corpus session runs them, both tiers.
+MODEL_TESTS = ("tests/test_models.py",)
 
 
 @nox.session
 @nox.parametrize("torch", list(CORE_LINES))
 def corpus(session: nox.Session, torch: str) -> None:
-    """The real models (examples/models: transformers GPT-2, Llama, BERT, T5, ViT; torchvision ResNet-18) through
-    `codegen --check-kernels` on one torch line, random init only (HF_HUB_OFFLINE=1); prints the markdown table
-    (provider, exit code, graphs, kernels, kernels accepted / rejected by class) and writes models-<torch>.json. Not
-    run by default (minutes per line). codegen's default provider (torch_npu's codegen on 2.7.1); posargs go to
-    model_corpus, e.g. `-- --provider stock`."""
+    """The real models (examples/models: transformers GPT-2, Llama, BERT, T5, ViT; torchvision ResNet-18) on one
+    torch line, random init only (HF_HUB_OFFLINE=1): first the tests that need the models extra (they skip in the
+    tests/slow sessions), then every model through `codegen --check-kernels`, printing the markdown table (provider,
+    exit code, graphs, kernels, kernels accepted / rejected by class) into models-<torch>.json. Not run by default
+    (minutes per line): CI runs it on the weekly schedule. codegen's default provider (torch_npu's codegen on
+    2.7.1); posargs go to model_corpus, e.g. `-- --provider stock`."""
     packages = (f"torch=={torch}", f"torchvision=={MODEL_LIBRARIES[torch]}", f"transformers=={TRANSFORMERS}")
-    session.install(*packages, *TORCH_NPU_PYTHON, "setuptools", "numpy", "-e", ".")  # setuptools: the NPU's build
+    session.install(*packages, "-e", ".[models,test]")  # test: pytest, and setuptools for the simulated NPU's build
     session.run("python", "-c", CHECK_TORCH, torch)
+    offline = {"HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    session.run("pytest", "-m", "", *MODEL_TESTS, env=offline)
     work = Path(session.create_tmp()) / "models"
     run = ("python", "-m", "npu_inductor_compat.tools.simulated.model_corpus", "examples/models")
-    session.run(
-        *run, "--out", f"models-{torch}.json", "--work", str(work), *session.posargs, env={"HF_HUB_OFFLINE": "1"}
-    )
+    session.run(*run, "--out", f"models-{torch}.json", "--work", str(work), *session.posargs, env=offline)
 
 
 @nox.session

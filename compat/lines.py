@@ -34,7 +34,8 @@ LINES: tuple[Line, ...] = (
         (2, 7, 1),
         (2, 9, 0),
         "torch 2.7.x-2.8.x: flex in kernel/flex_attention.py with a plain backward grid (its own two flex fixes); "
-        "unnamed option entries; built-in op overrides loaded before npu registers; no precompiled wrapper header",
+        "on 2.7.x an in-place reuse check that trips on removed users; unnamed option entries; built-in op "
+        "overrides loaded before npu registers; no precompiled wrapper header",
     ),
     Line(
         "v2_9",

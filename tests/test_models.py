@@ -1,5 +1,6 @@
 """Real models on the simulated NPU: convolution and every other aten operator without an npu kernel run on the CPU
-(counted in summary.json), and a transformers model (examples/models/) codegens unchanged, Ascend style."""
+(counted in summary.json), a transformers model (examples/models/) codegens unchanged, Ascend style, and a padded
+batch gives on the npu what it gives on a CPU without torch_npu (transformers' torch_npu mask handling included)."""
 
 from __future__ import annotations
 
@@ -78,3 +79,60 @@ def test_gpt2_from_transformers_codegens_unchanged_with_a_training_step(tmp_path
     npu = [graph for graph in summary["graphs"] if graph["device"] == "npu" and graph["status"] == "ok"]
     assert {"inference", "forward", "backward"} <= {graph["kind"] for graph in npu}
     assert sum(len(graph["kernels"]) for graph in npu) > 10
+
+
+# transformers 5.24 integrations/sdpa_attention.py, when torch_npu is importable: a mask that is not bool becomes
+# logical_not(mask.bool()) (True = attend) so that torch_npu's SDPA can take its fused path; torch_npu's SDPA for npu
+# (op-plugin op_plugin/ops/opapi/ScaledDotProductAttentionKernelNpuOpApi.cpp, convert_boolean_attn_mask) inverts a
+# bool mask again for npu_fusion_attention (True = masked), so on Ascend a bool mask means what it means to stock
+# SDPA, which the simulated NPU runs. Both mask kinds: the bool one transformers builds, and a float one passed in.
+PADDED_BERT = """
+import sys
+import torch
+if sys.argv[1] == "npu":
+    import torch_npu  # noqa: F401
+from transformers import BertConfig, BertModel
+
+torch.manual_seed(0)
+config = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+model = BertModel(config).eval().to(sys.argv[1])
+ids = torch.randint(0, 64, (2, 8)).to(sys.argv[1])
+padding = torch.ones(2, 8, dtype=torch.long)
+padding[1, 5:] = 0  # the second sequence is padded
+additive = torch.zeros(2, 1, 8, 8)
+additive[1, :, :, 5:] = torch.finfo(torch.float32).min
+run = torch.compile(model) if sys.argv[1] == "npu" else model
+outputs = []
+with torch.no_grad():
+    for mask in (padding, additive, None):
+        mask = None if mask is None else mask.to(sys.argv[1])
+        outputs.append(run(input_ids=ids, attention_mask=mask).last_hidden_state.cpu())
+torch.save(outputs, sys.argv[2])
+"""
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None, reason="transformers not installed (extra models)"
+)
+def test_a_padded_bert_batch_on_the_npu_matches_the_cpu_without_torch_npu(tmp_path: Path) -> None:
+    script = tmp_path / "padded_bert.py"
+    script.write_text(PADDED_BERT)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    cpu = subprocess.run(
+        [sys.executable, str(script), "cpu", str(tmp_path / "cpu.pt")], capture_output=True, text=True, env=env
+    )
+    assert cpu.returncode == 0, cpu.stderr[-3000:]
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out)]
+    npu = subprocess.run([*command, "--", "npu", str(tmp_path / "npu.pt")], capture_output=True, text=True, env=env)
+    assert npu.returncode == 0, npu.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["torch_npu_standin"]["imported"]  # transformers saw torch_npu: its npu mask handling ran
+    assert {graph["device"] for graph in summary["graphs"]} == {"npu"}
+
+    import torch
+
+    expected, got = torch.load(tmp_path / "cpu.pt"), torch.load(tmp_path / "npu.pt")
+    assert not torch.allclose(expected[0][1, :5], expected[2][1, :5])  # the padding changes the kept positions
+    for want, have in zip(expected, got, strict=True):
+        torch.testing.assert_close(have, want, rtol=1e-4, atol=1e-5)

@@ -113,6 +113,8 @@ def test_fixes_carried_and_not_carried(tmp_path: Path) -> None:
                 "_inductor/codegen/cpp_wrapper.py": CPP_WRAPPER_CARRIED,
                 "_inductor/npu_triton_heuristics.py": AUTOTUNER_CARRIED,
                 "_inductor/kernel/flex_attention.py": GRID_SYMBOLIC,
+                "_inductor/scheduler.py": "from torch._inductor import scheduler\n"
+                "scheduler.BaseSchedulerNode.decide_inplace_update = lambda self: None\n",
             },
             version="2.7.1.post1",
             torch="2.7.1+cpu",
@@ -126,6 +128,8 @@ def test_fixes_carried_and_not_carried(tmp_path: Path) -> None:
     assert "save_gpu_kernel -> save_npu_kernel" in fix(carried, "autotuner-kernel-metadata")["evidence"]
     grid = fix(carried, "flex-backward-symbolic-grid")
     assert grid["status"] == "carried" and grid["needed"] is True and "_backward_grid" in grid["evidence"]
+    inplace = fix(carried, "inplace-skips-removed-users")
+    assert inplace["status"] == "carried" and "_inductor/scheduler.py" in inplace["evidence"]
 
     (tmp_path / "other").mkdir()
     not_carried = survey.survey(
@@ -142,6 +146,7 @@ def test_fixes_carried_and_not_carried(tmp_path: Path) -> None:
     locks = fix(not_carried, "cpp-wrapper-workspace-locks")
     assert locks["status"] == "not carried" and "passes NULL workspace and lock pointers" in locks["evidence"]
     assert fix(not_carried, "autotuner-kernel-metadata")["status"] == "not carried"
+    assert fix(not_carried, "inplace-skips-removed-users")["status"] == "not carried"
     grid = fix(not_carried, "flex-backward-symbolic-grid")
     # a plain grid is not the fix, and the 2.7-only fix is not needed on torch 2.9
     assert grid["status"] == "not carried" and grid["needed"] is False and "plain" in grid["evidence"]
@@ -369,6 +374,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "triton-cpp-wrapper-two-pass": CARRIED,
             "ascendc-lowering-gpu-like": CARRIED,
             "ascendc-should-partition-hook": CARRIED,
+            "inplace-skips-removed-users": NOT_CARRIED,
             "torch-npu-masked-load-size-symbols": NOT_CARRIED,
             "torch-npu-persistent-reduction-ub": NOT_CARRIED,
         },
@@ -391,6 +397,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "triton-cpp-wrapper-two-pass": CARRIED,
             "ascendc-lowering-gpu-like": CARRIED,
             "ascendc-should-partition-hook": CARRIED,
+            "inplace-skips-removed-users": NOT_CARRIED,
             "torch-npu-masked-load-size-symbols": NOT_CARRIED,
             "torch-npu-persistent-reduction-ub": CARRIED,
         },
@@ -414,6 +421,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "triton-cpp-wrapper-two-pass": CARRIED,
             "ascendc-lowering-gpu-like": NOT_CARRIED,
             "ascendc-should-partition-hook": NOT_CARRIED,
+            "inplace-skips-removed-users": NOT_CARRIED,
             "torch-npu-masked-load-size-symbols": CARRIED,
             "torch-npu-persistent-reduction-ub": CARRIED,
         },
@@ -445,6 +453,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "triton-cpp-wrapper-two-pass": CARRIED,
             "ascendc-lowering-gpu-like": CARRIED,
             "ascendc-should-partition-hook": CARRIED,
+            "inplace-skips-removed-users": NOT_CARRIED,
             "torch-npu-masked-load-size-symbols": CARRIED,
             "torch-npu-persistent-reduction-ub": CARRIED,
         },

@@ -321,6 +321,21 @@ def _persistent_reduction_budget(sources: Sources) -> Finding:
     return Finding(False, f"should_use_persistent_reduction: INNER threshold {sorted(thresholds)} on every SoC")
 
 
+def _inplace_skips_removed_users(sources: Sources) -> Finding:
+    """Our record changes torch's decide_inplace_update; torch_npu would have to replace it (or its nested check)."""
+    files = sources.py_files("torch_npu/_inductor")
+    names = r"(decide_inplace_update|single_index_in_fused_node)"
+    pattern = re.compile(rf"\bdef {names}\b|\.{names}\s*=(?!=)|[\"']{names}[\"']")
+    replaced = [name for name in files if pattern.search(sources.text(name) or "")]
+    # what spares torch_npu's own lowering on torch 2.7 (_inductor/lowering.py): var_mean without a Welford reduction
+    lowering = sources.text("torch_npu/_inductor/lowering.py") or ""
+    welford_free = "register_lowering(aten.var_mean)" in lowering and "var_mean_sum_" in lowering
+    note = f"var_mean lowered without a Welford reduction (no unused count output): {welford_free}"
+    if replaced:
+        return Finding(True, f"decide_inplace_update replaced in {', '.join(sorted(replaced))}", (note,))
+    return Finding(False, "torch's decide_inplace_update is used as is", (note,))
+
+
 FIX_DETECTORS: tuple[Detector, ...] = (
     # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line's own fix
     Detector(
@@ -364,6 +379,12 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "ascendc-should-partition-hook",
         "the ascendc package wraps Scheduler.should_partition through scheduler_should_partition_override",
         _ascendc_partition_hook,
+    ),
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line's own fix
+    Detector(
+        "inplace-skips-removed-users",
+        "torch_npu replaces decide_inplace_update (or its nested single_index_in_fused_node check)",
+        _inplace_skips_removed_users,
     ),
     Detector(
         "torch-npu-masked-load-size-symbols",
