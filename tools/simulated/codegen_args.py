@@ -183,6 +183,21 @@ def parse(argv: Sequence[str]) -> Invocation:
         chosen_soc = soc.get_soc(args.soc if args.soc is not None else soc.DEFAULT_SOC)
     except ValueError as err:
         parser.error(f"--soc: {err}")
+    metadata = _kernel_metadata(parser, args)
+    _choose_provider(parser, args)
+    known = _fix_ids(args.provider_choice)
+    unknown = sorted(set(args.without_fix) - known)
+    if unknown:
+        parser.error(f"--without-fix: unknown id(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
+    try:
+        output = prepare_output(Path(args.out), args.force)
+    except UsageError as err:
+        parser.error(str(err))
+    return Invocation(args, script, script_args, chosen_soc.name, metadata, output)
+
+
+def _kernel_metadata(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
+    """--kernel-metadata's fields ({} without it); it and --check-headers need --cpp-wrapper."""
     metadata: dict[str, Any] = {}
     if args.kernel_metadata is not None:
         try:
@@ -195,16 +210,7 @@ def parse(argv: Sequence[str]) -> Invocation:
     ):
         if given and not args.cpp_wrapper:
             parser.error(f"{flag} concerns the C++ wrapper: add --cpp-wrapper")
-    _choose_provider(parser, args)
-    known = _fix_ids(args.provider_choice)
-    unknown = sorted(set(args.without_fix) - known)
-    if unknown:
-        parser.error(f"--without-fix: unknown id(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
-    try:
-        output = prepare_output(Path(args.out), args.force)
-    except UsageError as err:
-        parser.error(str(err))
-    return Invocation(args, script, script_args, chosen_soc.name, metadata, output)
+    return metadata
 
 
 def _choose_provider(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
