@@ -105,7 +105,7 @@ def test_the_console_script_is_installed_and_is_the_same_command() -> None:
 @pytest.mark.parametrize("text", ["lock_init_val=1,lock_init_value=7", "lock_init_value=7, lock_init_val=1"])
 @pytest.mark.once
 def test_kernel_metadata_refuses_both_names_of_the_lock_initial_value(text: str) -> None:
-    from npu_inductor_compat.tools.simulated.cli import parse_kernel_metadata
+    from npu_inductor_compat.tools.simulated.codegen_args import parse_kernel_metadata
 
     with pytest.raises(ValueError, match="lock_init_val.+lock_init_value.+name the same field.+give one"):
         parse_kernel_metadata(text)

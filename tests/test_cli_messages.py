@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from npu_inductor_compat.tools.simulated.cli import _failed_where, first_line
+from npu_inductor_compat.tools.simulated.codegen_report import failed_where as _failed_where
+from npu_inductor_compat.tools.simulated.codegen_report import first_line
 
 pytestmark = pytest.mark.once
 
@@ -42,7 +43,7 @@ def test_a_failure_before_any_graph_says_where(kind: str, expected: str) -> None
 def test_inductors_cuda_sm_note_is_dropped_for_the_run_and_nothing_else(caplog: pytest.LogCaptureFixture) -> None:
     import logging
 
-    from npu_inductor_compat.tools.simulated.cli import _cuda_notes_dropped
+    from npu_inductor_compat.tools.simulated.codegen_env import cuda_notes_dropped as _cuda_notes_dropped
 
     logger = logging.getLogger("torch._inductor.utils")
     with caplog.at_level(logging.WARNING, logger="torch._inductor.utils"):

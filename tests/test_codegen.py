@@ -448,7 +448,8 @@ def test_force_writes_beside_the_users_files_and_a_script_that_changes_directory
 def test_a_graph_error_without_a_message_is_shown_not_a_crash(capsys: pytest.CaptureFixture[str]) -> None:
     """A bare `assert` in Inductor fails with an empty message: the progress line and the table still print."""
     from npu_inductor_compat.tools.simulated.capture import GraphRecord
-    from npu_inductor_compat.tools.simulated.cli import Progress, _table
+    from npu_inductor_compat.tools.simulated.codegen_report import Progress
+    from npu_inductor_compat.tools.simulated.codegen_report import table as _table
 
     record = GraphRecord(index=0, kind="forward", wrapper="python", devices=("npu",))
     record.error = {"type": "AssertionError", "message": "", "traceback": ""}

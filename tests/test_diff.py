@@ -22,8 +22,8 @@ from npu_inductor_compat.tools.simulated import (
     diff_render,
     diff_sources,
 )
-from npu_inductor_compat.tools.simulated.cli import MANIFEST, MANIFEST_TOOL
 from npu_inductor_compat.tools.simulated.diff_noise import normalise
+from npu_inductor_compat.tools.simulated.output import MANIFEST, MANIFEST_TOOL
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from npu_inductor_compat.tools.simulated import diff
-from npu_inductor_compat.tools.simulated.cli import MANIFEST, MANIFEST_TOOL, SUMMARY
 from npu_inductor_compat.tools.simulated.diff_noise import normalise
+from npu_inductor_compat.tools.simulated.output import MANIFEST, MANIFEST_TOOL, SUMMARY
 
 SECRET = "the secret the diff must never print"
 KERNEL = "triton_poi_fused_cos_0"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from npu_inductor_compat.tools.simulated.cli import MANIFEST, MANIFEST_TOOL, SUMMARY
+from npu_inductor_compat.tools.simulated.output import MANIFEST, MANIFEST_TOOL, SUMMARY
 
 MANIFEST_VERSIONS = (1,)  # the codegen_manifest.json versions this diff reads
 MAX_FILE_BYTES = 64 * 1024 * 1024  # per file read; codegen's largest (a wrapper) is a few MiB

@@ -1,0 +1,162 @@
+"""One `codegen` run, in the child: the simulated NPU and the provider set up, this package activated, the script
+run with every graph captured, --out written, and the closing lines printed."""
+
+from __future__ import annotations
+
+import contextlib
+import runpy
+import sys
+import traceback
+import warnings
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from npu_inductor_compat.tools.simulated import codegen_summary
+from npu_inductor_compat.tools.simulated.codegen_args import Invocation
+from npu_inductor_compat.tools.simulated.codegen_child import end_a_forked_copy
+from npu_inductor_compat.tools.simulated.codegen_env import (
+    codegen_settings,
+    cpp_extension_quiet,
+    cuda_notes_dropped,
+    script_argv,
+)
+from npu_inductor_compat.tools.simulated.codegen_report import Outcome, Progress, verdict, without_fix_notes
+
+
+def run(inv: Invocation) -> int:
+    """The run's exit code; everything it set up is undone before the closing lines."""
+    from npu_inductor_compat.activation import deactivate
+    from npu_inductor_compat.tools.simulated import device
+
+    progress = Progress(inv.args.quiet)
+    try:
+        with progress.muted(), cpp_extension_quiet():
+            device.setup()
+    except RuntimeError as err:  # e.g. no setuptools for torch's cpp_extension: say so, no traceback
+        print(f"npu_inductor_compat codegen: cannot set the simulated NPU up: {err}", file=sys.stderr)
+        return 1
+    previous_soc = device.use_soc(inv.soc)  # before torch_npu's code loads: it reads the SoC version at import
+    run_stack = ExitStack()
+    try:
+        outcome = _generate(inv, run_stack, progress)
+    finally:
+        deactivate()
+        run_stack.close()  # the provider choice, and for torch_npu-wheel the deep stand-in and its backend
+        device.use_soc(previous_soc)
+    if outcome is None:
+        return 1
+    return verdict(inv.args, outcome, inv.output.root, progress)
+
+
+def _provider(inv: Invocation, run_stack: ExitStack, progress: Progress) -> tuple[Any, Any] | None:
+    """The chosen provider put in place until ``run_stack`` closes: (the torch_npu stand-in's context, torch_npu's
+    events or None); None when the provider failed (said on stderr)."""
+    from npu_inductor_compat.common import providers
+    from npu_inductor_compat.tools.simulated import device
+    from npu_inductor_compat.tools.simulated.standin import torch_npu_standin
+
+    if inv.args.provider != "torch_npu-wheel":
+        run_stack.callback(providers.set_provider, providers.set_provider(device.PROVIDER))
+        return torch_npu_standin(), None
+    from npu_inductor_compat.patching import ActivationFailed
+    from npu_inductor_compat.tools.simulated import torch_npu_wheel
+
+    try:
+        with progress.muted():
+            deep, _, events = run_stack.enter_context(torch_npu_wheel.wheel_run())
+    except (torch_npu_wheel.WheelUnavailable, ActivationFailed) as err:
+        default = inv.args.provider_choice.requested is None
+        hint = " (the default on this torch; --provider stock runs stock Inductor instead)" if default else ""
+        print(f"npu_inductor_compat codegen: the torch_npu-wheel provider failed: {err}{hint}", file=sys.stderr)
+        return None
+    return contextlib.nullcontext(deep), events  # the deep stand-in is already in place
+
+
+def _generate(inv: Invocation, run_stack: ExitStack, progress: Progress) -> Outcome | None:
+    """Activate, run the script, write --out; None when the provider or the activation failed (said)."""
+    from npu_inductor_compat.activation import activate, status
+    from npu_inductor_compat.tools.simulated import device
+
+    provided = _provider(inv, run_stack, progress)
+    if provided is None:
+        return None
+    standin_context, events = provided
+    args = inv.args
+    try:
+        report = activate(args.backend, disable=args.without_fix)
+    except (ImportError, ValueError, RuntimeError) as err:
+        print(f"npu_inductor_compat codegen: activation failed, nothing applied: {err}", file=sys.stderr)
+        return None
+    import torch
+
+    for note in without_fix_notes(args.without_fix, report, torch.__version__):
+        print(note, file=sys.stderr)
+    progress.say(
+        f"running {inv.script} on the simulated NPU ({inv.soc}; torch {torch.__version__}, {report['line']}, "
+        f"backend {status()['backend']}, provider {args.provider})"
+    )
+    torch._dynamo.reset()
+    device.cpu_fallback_counts(reset=True)  # count what the script's run sends to the CPU, nothing before
+    with _script_environment(inv, standin_context, progress) as (standin, capture):
+        script_error, imported_torch_npu = _run_script(inv.script)
+        end_a_forked_copy(inv.output)
+    torch._dynamo.reset()
+    cpu_fallback = device.cpu_fallback_counts(reset=True)
+    graphs = codegen_summary.write_graphs(inv.output, capture.graphs, events)
+    if script_error is not None:
+        inv.output.write("script_error.txt", script_error["traceback"])
+    summary = codegen_summary.build(
+        inv,
+        torch_version=torch.__version__,
+        line=report["line"],
+        standin=standin,
+        imported_torch_npu=imported_torch_npu,
+        events=events,
+        script_error=script_error,
+        graphs=graphs,
+        cpu_fallback=cpu_fallback,
+    )
+    header_failures, kernel_failures, static_failures = codegen_summary.check(inv, summary, progress)
+    refused = codegen_summary.write(inv.output, summary)
+    failed = bool(capture.failed())
+    return Outcome(summary, script_error, failed, refused, header_failures, kernel_failures, static_failures)
+
+
+@contextmanager
+def _script_environment(inv: Invocation, standin_context: Any, progress: Progress) -> Iterator[tuple[Any, Any]]:
+    """What the script runs in: the torch_npu stand-in, every graph captured codegen-only, its argv; (the
+    stand-in, the capture)."""
+    from npu_inductor_compat.tools.simulated.capture import capturing
+    from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
+
+    with (
+        warnings.catch_warnings(),
+        standin_context as standin,
+        capturing(progress.graph, codegen_settings(inv.args.cpp_wrapper, inv.args.dynamic)) as capture,
+        cuda_notes_dropped(),
+        simulated_metadata(inv.metadata),
+        script_argv(inv.script, inv.script_args),
+    ):
+        # our capture turns Inductor's caches off, and Dynamo says so once per run: not the script's business
+        warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
+        yield standin, capture
+
+
+def _run_script(script: Path) -> tuple[dict[str, Any] | None, bool]:
+    """SCRIPT run as __main__: (its failure, reported rather than raised, or None; whether it imported torch_npu)."""
+    try:
+        namespace = runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as exit_:
+        if exit_.code not in (None, 0):
+            return {"type": "SystemExit", "message": str(exit_.code), "traceback": ""}, False
+        return None, False
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # the script's own failure is reported, not raised
+        return {"type": type(err).__name__, "message": str(err), "traceback": traceback.format_exc()}, False
+    # the deep stand-in is imported by torch_npu's backend before the script runs, so the finder never sees the
+    # script's own import: read it from the script's globals
+    module = sys.modules.get("torch_npu")
+    return None, module is not None and any(value is module for value in namespace.values())
