@@ -17,7 +17,25 @@ from npu_inductor_compat.tools.simulated.device_properties import (
 )
 from npu_inductor_compat.tools.simulated.device_state import DEVICE, DEVICE_COUNT
 
-__all__ = ["API", "CAPABILITY_ENV", "cpu_fallback_counts", "index_of"]
+__all__ = [
+    "API",
+    "CAPABILITY_ENV",
+    "cpu_fallback_counts",
+    "current_device",
+    "device",
+    "device_count",
+    "get_amp_supported_dtype",
+    "get_device_capability",
+    "get_device_name",
+    "get_device_properties",
+    "get_soc_version",
+    "index_of",
+    "is_available",
+    "is_bf16_supported",
+    "is_initialized",
+    "set_device",
+    "synchronize",
+]
 
 
 def index_of(device: Any = None, *, optional: bool = True) -> int:

@@ -13,7 +13,18 @@ from typing import Any
 from npu_inductor_compat.tools.simulated import device_state
 from npu_inductor_compat.tools.simulated.device_api import get_device_properties, index_of
 
-__all__ = ["API"]
+__all__ = [
+    "API",
+    "empty_cache",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "reset_max_memory_allocated",
+    "reset_peak_memory_stats",
+]
 
 _peak_reset: list[int] = []  # [all-time peak at the last reset, highest value observed since]
 

@@ -12,7 +12,18 @@ import torch
 from npu_inductor_compat.tools.simulated.device_api import index_of
 from npu_inductor_compat.tools.simulated.device_state import DEVICE, DEVICE_COUNT
 
-__all__ = ["API"]
+__all__ = [
+    "API",
+    "get_rng_state",
+    "get_rng_state_all",
+    "initial_seed",
+    "manual_seed",
+    "manual_seed_all",
+    "seed",
+    "seed_all",
+    "set_rng_state",
+    "set_rng_state_all",
+]
 
 
 def manual_seed(seed: int) -> None:

@@ -16,7 +16,7 @@ from npu_inductor_compat.tools.simulated import device_state
 from npu_inductor_compat.tools.simulated.device_api import index_of
 from npu_inductor_compat.tools.simulated.device_state import DEVICE
 
-__all__ = ["API", "Event", "Stream"]
+__all__ = ["API", "Event", "Stream", "current_stream", "default_stream", "set_stream", "stream"]
 
 
 class Stream(torch.Stream):  # type: ignore[misc]
