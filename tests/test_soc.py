@@ -1,5 +1,5 @@
 """The Ascend SoCs the simulated NPU reports (tools/simulated/soc.py) and how the device derives its properties
-from them (tools/simulated/device.py, in this process: nothing here sets the device up)."""
+from them (tools/simulated/device*.py, in this process: nothing here sets the device up)."""
 
 # Where their sources are at hand, the numbers are checked against them: CANN's platform config files
 # (``$NPU_INDUCTOR_COMPAT_PLATFORM_CONFIG``, a folder of ``<SoC>.ini``, or ``$ASCEND_HOME_PATH/*/data/platform_config``)
@@ -206,10 +206,11 @@ CUDA_ONLY_FIELDS = TORCH_NPU_PROPERTY_FIELDS - {
 
 @pytest.mark.parametrize("name", sorted(SOCS))
 def test_properties_are_torch_npus_fields_valued_from_the_selected_soc(device: Any, name: str) -> None:
-    module = device
-    module.use_soc(name)
+    from npu_inductor_compat.tools.simulated import device_api, device_memory
+
+    device.use_soc(name)
     entry = get_soc(name)
-    props = module.get_device_properties(0)
+    props = device_api.get_device_properties(0)
     assert {f.name for f in dataclasses.fields(props)} == TORCH_NPU_PROPERTY_FIELDS
     assert (props.name, props.total_memory) == (entry.name, entry.total_memory)
     assert props.L2_cache_size == entry.l2_cache_size
@@ -219,22 +220,24 @@ def test_properties_are_torch_npus_fields_valued_from_the_selected_soc(device: A
     assert all(getattr(props, field) is None for field in CUDA_ONLY_FIELDS)
     assert str(props.uuid) == "00000000-0000-0000-0000-000000000000"
     assert f"vector_core_num={entry.vector_core_num}" in repr(props)
-    assert module.get_device_name(0) == entry.name
-    assert module.get_soc_version() == entry.soc_version
-    assert module.mem_get_info(0)[1] == entry.total_memory
+    assert device_api.get_device_name(0) == entry.name
+    assert device_api.get_soc_version() == entry.soc_version
+    assert device_memory.mem_get_info(0)[1] == entry.total_memory
 
 
 def test_bf16_follows_torch_npus_soc_rule(device: Any) -> None:
     """torch_npu NpuVariables.cpp IsBF16Supported: SocVersion >= Ascend910B1 (so not the 310P inference parts)."""
     import torch
 
+    from npu_inductor_compat.tools.simulated import device_api
+
     first_910b = get_soc("Ascend910B1").soc_version
     seen = set()
     for entry in SOCS.values():
         device.use_soc(entry.name)
-        supported = device.is_bf16_supported()
+        supported = device_api.is_bf16_supported()
         assert supported == (entry.soc_version >= first_910b), entry.name
-        assert (torch.bfloat16 in device.get_amp_supported_dtype()) == supported
+        assert (torch.bfloat16 in device_api.get_amp_supported_dtype()) == supported
         seen.add(supported)
     assert seen == {True, False}
 
@@ -242,7 +245,8 @@ def test_bf16_follows_torch_npus_soc_rule(device: Any) -> None:
 def test_device_capability_is_none_unless_torch_npus_variable_sets_it(
     device: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = device
+    from npu_inductor_compat.tools.simulated import device_api as module
+
     monkeypatch.delenv(module.CAPABILITY_ENV, raising=False)
     with pytest.warns(UserWarning, match="no CUDA capability"):
         assert module.get_device_capability(0) is None
