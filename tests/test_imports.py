@@ -180,7 +180,7 @@ def folder_of(name: str) -> str | None:
         return "compat"
     if "<dynamic>" in parts[1]:
         return None
-    return parts[1] if parts[1] in ("common", "tools") or parts[1].startswith(LINE_PREFIX) else "compat"
+    return parts[1] if parts[1] in ("common", "tools") or _is_line(parts[1]) else "compat"
 
 
 def _is_line(folder: str | None) -> bool:
@@ -331,3 +331,10 @@ def test_an_injected_back_edge_fails_with_importlib_strings_read(tmp_path: Path)
         "npu_inductor_compat.v2_12 imports npu_inductor_compat.tools.cli",
         "npu_inductor_compat.v2_9 imports npu_inductor_compat.v2_12",
     ]  # f"npu_inductor_compat.{line}" is dispatch's way to the lines
+
+
+def test_a_compat_module_whose_name_starts_with_v_is_compat() -> None:
+    """compat/version.py is not a line folder: its imports of the tools are back edges like any compat module's."""
+    assert folder_of("npu_inductor_compat.version") == "compat"
+    assert folder_of("npu_inductor_compat.v2_12.adapters") == "v2_12"
+    assert is_back_edge("npu_inductor_compat.version", "npu_inductor_compat.tools.survey")
