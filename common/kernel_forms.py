@@ -1,0 +1,110 @@
+"""Fix records that make stock Inductor write npu kernels in forms triton-ascend's compiler lowers (rejection classes
+A and B of the real-model corpus, docs/codegen.md); each changes only what Inductor emits for device "npu".
+Importing this module imports no torch module; the records' callables do, when applied."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from npu_inductor_compat.patching import Change, Patch, wraps_original
+
+DEVICE = "npu"
+
+
+def _on_npu(node: Any) -> bool:
+    device = node.get_device() if hasattr(node, "get_device") else None
+    return getattr(device, "type", device) == DEVICE
+
+
+# --------------------------------------------------------------------------------- B: Welford -> two-step variance
+def _two_step_on_npu(original: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps_original(original)
+    def use_two_step_variance(x: Any, axis: Any, keepdim: Any) -> bool:
+        # npu: always the sum-based variance (mean, then the sum of squared differences): two plain tl.sum
+        # reductions, where upstream's Welford reduction of a looped kernel is one tl.reduce of three values
+        return True if _on_npu(x) else bool(original(x, axis, keepdim))
+
+    return use_two_step_variance
+
+
+VARIANCE_TWO_STEP = Patch(
+    id="npu-variance-two-step",
+    layer="fix",
+    why=(
+        "var_mean (layer_norm, batch_norm, var, std) over a looped reduction lowers to a Welford reduction, one "
+        "tl.reduce of three values (mean, m2, weight); triton-ascend lowers a reduce of one value or of a value "
+        "and its index only ('Only reduce or reduce with index are supported'), so every config of every such "
+        "kernel is rejected. npu tensors take Inductor's two-step variance instead, as torch_npu's own lowering does"
+    ),
+    upstream=(
+        "torch_npu 2.7.1.post11 lowering.py var_mean_helper_ (always the sum-based var_mean_sum_; its triton.py "
+        "raises for welford_reduce); torch's own switch (config.mtia.disable_welford_reduction, 2.12) is for MTIA only"
+    ),
+    remove_when="triton-ascend lowers a tl.reduce of three operands (tests/test_kernel_forms.py then says so)",
+    changes=(Change("torch._inductor.lowering:use_two_step_variance", _two_step_on_npu),),
+)
+
+
+# ---------------------------------------------------------------------- A: the negative-index wrap, as i + shift
+def _in_npu_triton_kernel(proxy: Any) -> bool:
+    from torch._inductor.codegen.triton import TritonKernel
+    from torch._inductor.virtualized import V
+
+    device = getattr(V.graph, "current_device", None)
+    return isinstance(getattr(proxy, "kernel", None), TritonKernel) and getattr(device, "type", None) == DEVICE
+
+
+def _wrapped_bounds(bounds: Any, size: Any) -> Any:
+    """The values ``i + (size if i < 0 else 0)`` takes for ``i`` in ``bounds``: the negative part moved up by
+    ``size``, joined with the non-negative part (unknown unless both are known numbers)."""
+    import sympy
+    from torch.utils._sympy.numbers import int_oo
+    from torch.utils._sympy.value_ranges import ValueRanges
+
+    if bounds == ValueRanges.unknown() or not isinstance(size, sympy.Number):
+        return ValueRanges.unknown()
+    below = bounds & ValueRanges(-int_oo, -1)
+    return ValueRanges(below.lower + size, below.upper + size) | (bounds & ValueRanges(0, int_oo))
+
+
+def _wrap_as_shift(original: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps_original(original)
+    def indirect_indexing(self: Any, var: Any, size: Any, check: bool = True, wrap_neg: bool = True) -> Any:
+        mixed = var.bounds.lower < 0 and var.bounds.upper >= 0  # may be negative or not: upstream emits a where
+        if not (wrap_neg and mixed and _in_npu_triton_kernel(self)):
+            return original(self, var, size, check, wrap_neg)
+        import sympy
+        import torch
+        from torch._inductor.virtualized import ops
+
+        size = sympy.Integer(size) if isinstance(size, int) else size
+        # upstream writes where(i < 0, i + size, i); this is the same value as i + where(i < 0, size, 0), the form
+        # triton-ascend lowers when the index then addresses a load (at XBLOCK=1 the other aborts triton-adapter-opt)
+        shift = ops.where(ops.lt(var, 0), ops.index_expr(size, torch.int64), ops.constant(0, torch.int64))
+        wrapped = self.kernel.cse.generate(
+            self.kernel.compute, ops.add(var, shift), bounds=_wrapped_bounds(var.bounds, size)
+        )
+        return original(self, wrapped, size, check, False)  # already wrapped: upstream adds only its bounds check
+
+    return indirect_indexing
+
+
+INDEX_WRAP_AS_SHIFT = Patch(
+    id="npu-index-wrap-as-shift",
+    layer="fix",
+    why=(
+        "a gather whose index may be negative (embedding, x[idx], nll_loss's target) gets Inductor's wrap "
+        "where(i < 0, i + n, i); loading through it in a persistent reduction at XBLOCK=1 aborts triton-adapter-opt "
+        "(llvm::cast to scf::ForOp), so that config of every such kernel is rejected. npu Triton kernels write the "
+        "same index as i + where(i < 0, n, 0), which it lowers"
+    ),
+    upstream=(
+        "torch codegen/common.py CSEProxy.indirect_indexing (same wrap on every line); torch_npu's index kernel "
+        "copies it unchanged; a triton-ascend bug (BlockPtrAnalysis/TritonToLinalg), not reported upstream yet"
+    ),
+    remove_when="triton-ascend lowers the where-form wrap at XBLOCK=1 (tests/test_kernel_forms.py then says so)",
+    changes=(Change("torch._inductor.codegen.common:CSEProxy.indirect_indexing", _wrap_as_shift),),
+)
+
+FIXES: tuple[Patch, ...] = (INDEX_WRAP_AS_SHIFT, VARIANCE_TWO_STEP)
