@@ -28,6 +28,15 @@ def _two_step_on_npu(original: Callable[..., Any]) -> Callable[..., Any]:
     return use_two_step_variance
 
 
+def _var_mean_lowered_elsewhere() -> bool:
+    """Whether aten.var_mean's registered lowering is another than torch's own: torch_npu registers one that always
+    takes the two-step variance (its lowering.py var_mean_helper_, in every release the survey reads)."""
+    import torch
+    from torch._inductor import lowering
+
+    return lowering.lowerings.get(torch.ops.aten.var_mean.correction) is not lowering.var_mean
+
+
 VARIANCE_TWO_STEP = Patch(
     id="npu-variance-two-step",
     layer="fix",
@@ -43,6 +52,7 @@ VARIANCE_TWO_STEP = Patch(
     ),
     remove_when="triton-ascend lowers a tl.reduce of three operands (tests/test_kernel_forms.py then says so)",
     changes=(Change("torch._inductor.lowering:use_two_step_variance", _two_step_on_npu),),
+    upstream_has_fix=_var_mean_lowered_elsewhere,
 )
 
 
