@@ -4,6 +4,7 @@ Importing this module imports no torch module; the records' callables do, when a
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -56,65 +57,77 @@ VARIANCE_TWO_STEP = Patch(
 )
 
 
-# ---------------------------------------------------------------------- A: the negative-index wrap, as i + shift
-def _in_npu_triton_kernel(proxy: Any) -> bool:
+# --------------------------------------------------------------- A: a gather's negative-index wrap, as i + shift
+# Per npu Triton kernel: the name of upstream's wrapped index -> (the index before wrapping, the size it wraps by)
+_wrapped: weakref.WeakKeyDictionary[Any, dict[str, tuple[Any, Any]]] = weakref.WeakKeyDictionary()
+
+
+def _in_npu_triton_kernel(kernel: Any) -> bool:
     from torch._inductor.codegen.triton import TritonKernel
     from torch._inductor.virtualized import V
 
     device = getattr(V.graph, "current_device", None)
-    return isinstance(getattr(proxy, "kernel", None), TritonKernel) and getattr(device, "type", None) == DEVICE
+    return isinstance(kernel, TritonKernel) and getattr(device, "type", None) == DEVICE
 
 
-def _wrapped_bounds(bounds: Any, size: Any) -> Any:
-    """The values ``i + (size if i < 0 else 0)`` takes for ``i`` in ``bounds``: the negative part moved up by
-    ``size``, joined with the non-negative part (unknown unless both are known numbers)."""
-    import sympy
-    from torch.utils._sympy.numbers import int_oo
-    from torch.utils._sympy.value_ranges import ValueRanges
-
-    if bounds == ValueRanges.unknown() or not isinstance(size, sympy.Number):
-        return ValueRanges.unknown()
-    below = bounds & ValueRanges(-int_oo, -1)
-    return ValueRanges(below.lower + size, below.upper + size) | (bounds & ValueRanges(0, int_oo))
-
-
-def _wrap_as_shift(original: Callable[..., Any]) -> Callable[..., Any]:
+def _noting_wraps(original: Callable[..., Any]) -> Callable[..., Any]:
     @wraps_original(original)
     def indirect_indexing(self: Any, var: Any, size: Any, check: bool = True, wrap_neg: bool = True) -> Any:
-        mixed = var.bounds.lower < 0 and var.bounds.upper >= 0  # may be negative or not: upstream emits a where
-        if not (wrap_neg and mixed and _in_npu_triton_kernel(self)):
-            return original(self, var, size, check, wrap_neg)
-        import sympy
-        import torch
-        from torch._inductor.virtualized import ops
-
-        size = sympy.Integer(size) if isinstance(size, int) else size
-        # upstream writes where(i < 0, i + size, i); this is the same value as i + where(i < 0, size, 0), the form
-        # triton-ascend lowers when the index then addresses a load (at XBLOCK=1 the other aborts triton-adapter-opt)
-        shift = ops.where(ops.lt(var, 0), ops.index_expr(size, torch.int64), ops.constant(0, torch.int64))
-        wrapped = self.kernel.cse.generate(
-            self.kernel.compute, ops.add(var, shift), bounds=_wrapped_bounds(var.bounds, size)
-        )
-        return original(self, wrapped, size, check, False)  # already wrapped: upstream adds only its bounds check
+        symbol = original(self, var, size, check, wrap_neg)
+        mixed = var.bounds.lower < 0 and var.bounds.upper >= 0  # may be negative or not: upstream wrote a where
+        kernel = getattr(self, "kernel", None)
+        if wrap_neg and mixed and _in_npu_triton_kernel(kernel):
+            _wrapped.setdefault(kernel, {})[str(symbol)] = (var, size)
+        return symbol
 
     return indirect_indexing
+
+
+def _loading_through_shift(original: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps_original(original)
+    def load(self: Any, name: str, index: Any) -> Any:
+        wraps = _wrapped.get(self)
+        if wraps:
+            index = index.xreplace(
+                {symbol: _shifted(*wraps[symbol.name]) for symbol in index.free_symbols if symbol.name in wraps}
+            )
+        return original(self, name, index)
+
+    return load
+
+
+def _shifted(var: Any, size: Any) -> Any:
+    """``var + where(var < 0, size, 0)``, in the kernel being generated, as an index symbol: the value upstream's
+    ``where(var < 0, var + size, var)`` has (same masks; upstream's bounds check stays on its own variable)."""
+    import sympy
+    import torch
+    from torch._inductor.utils import sympy_index_symbol
+    from torch._inductor.virtualized import ops
+
+    size = sympy.Integer(size) if isinstance(size, int) else size
+    shift = ops.where(ops.lt(var, 0), ops.index_expr(size, torch.int64), ops.constant(0, torch.int64))
+    return sympy_index_symbol(str(ops.add(var, shift)))
 
 
 INDEX_WRAP_AS_SHIFT = Patch(
     id="npu-index-wrap-as-shift",
     layer="fix",
     why=(
-        "a gather whose index may be negative (embedding, x[idx], nll_loss's target) gets Inductor's wrap "
-        "where(i < 0, i + n, i); loading through it in a persistent reduction at XBLOCK=1 aborts triton-adapter-opt "
-        "(llvm::cast to scf::ForOp), so that config of every such kernel is rejected. npu Triton kernels write the "
-        "same index as i + where(i < 0, n, 0), which it lowers"
+        "a gather whose index may be negative (embedding, x[idx]) loads through Inductor's wrap "
+        "where(i < 0, i + n, i); in a persistent reduction at XBLOCK=1 that aborts triton-adapter-opt "
+        "(llvm::cast to scf::ForOp), so that config of every such kernel is rejected. Loads in npu Triton kernels "
+        "use the same index written i + where(i < 0, n, 0), which it lowers; stores and atomics keep upstream's "
+        "form (an embedding backward's atomic_add lowers only with it)"
     ),
     upstream=(
         "torch codegen/common.py CSEProxy.indirect_indexing (same wrap on every line); torch_npu's index kernel "
-        "copies it unchanged; a triton-ascend bug (BlockPtrAnalysis/TritonToLinalg), not reported upstream yet"
+        "copies it unchanged; a triton-ascend bug (triton-adapter-opt), not reported upstream yet"
     ),
-    remove_when="triton-ascend lowers the where-form wrap at XBLOCK=1 (tests/test_kernel_forms.py then says so)",
-    changes=(Change("torch._inductor.codegen.common:CSEProxy.indirect_indexing", _wrap_as_shift),),
+    remove_when="triton-ascend lowers a load through the where-form wrap at XBLOCK=1 (tests/test_kernel_forms.py)",
+    changes=(
+        Change("torch._inductor.codegen.common:CSEProxy.indirect_indexing", _noting_wraps),
+        Change("torch._inductor.codegen.triton:TritonKernel.load", _loading_through_shift),
+    ),
 )
 
 FIXES: tuple[Patch, ...] = (INDEX_WRAP_AS_SHIFT, VARIANCE_TWO_STEP)
