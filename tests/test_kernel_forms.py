@@ -43,7 +43,7 @@ RECORDS = [kernel_forms.INDEX_WRAP_AS_SHIFT.id, kernel_forms.VARIANCE_TWO_STEP.i
 
 # The compiler's own words for each class (triton-adapter-opt aborts; kernel_check keeps its assertion line).
 CLASS_A = "llvm::cast(From *) [To = mlir::scf::ForOp, From = mlir::Operation]: Assertion `isa<To>(Val)"
-CLASS_B = "Assertion `reduceOp.getSrcs().size() <=2 && \"Only reduce or reduce with index are supported\"' failed."
+CLASS_B = 'Assertion `reduceOp.getSrcs().size() <=2 && "Only reduce or reduce with index are supported"\' failed.'
 CLASS_C = "<unknown>:0: error: strides must not be zero"
 
 
