@@ -1,9 +1,6 @@
-"""The rejection classes of the real-model corpus (docs/codegen.md), each against triton-ascend's real compiler
-front end (no NPU or CANN here: AST -> TTIR -> linalg, as ``codegen --check-kernels`` runs it; npubin is not run).
-
-A and B are fixed by records (common/kernel_forms.py): each kernel is rejected when codegen runs without its
-record and accepted with it. C is an upstream limit: a hand-minimised kernel asserts the compiler's own message.
-"""
+"""The rejection classes of the real-model corpus (docs/codegen.md) against triton-ascend's real compiler front end
+(AST -> TTIR -> linalg as `codegen --check-kernels` runs it; no NPU or CANN, so npubin is not run). A and B: fix records
+(common/kernel_forms.py), each kernel rejected without its record, accepted with it. C: an upstream-limit reproducer."""
 
 from __future__ import annotations
 
@@ -58,6 +55,7 @@ def _triton_ascend() -> Any:
 
 def _codegen(script: Path, out: Path, *extra: str) -> list[tuple[str, Path]]:
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--quiet", "--out", str(out)]
+    command += ["--provider", "stock"]  # stock Inductor's kernels (on a torch_npu pair the default is torch_npu's)
     done = subprocess.run([*command, *extra], capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     from npu_inductor_compat.tools.simulated import kernel_check
