@@ -20,12 +20,9 @@ pytestmark = [pytest.mark.subprocess, pytest.mark.download]
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
-# Kernels triton-ascend 3.2.0 must reject, one graph each (sizes chosen so Inductor makes persistent reductions).
+# Kernels triton-ascend 3.2.0 must reject, one graph each.
 REJECTED = """
 import torch
-
-def gather_softmax(x, idx):  # Inductor wraps negative indices: tl.where(i < 0, i + n, i)
-    return torch.softmax(x[idx], dim=-1)
 
 def double(x):  # fp64 loads (Inductor masks every load)
     return (x * 2.0 + 1.0).sin()
@@ -34,8 +31,6 @@ def erfc(x):  # a libdevice function triton-ascend's libdevice does not have
     return torch.special.erfc(x)
 
 x = torch.randn(16, 40)
-idx = torch.tensor([-1, 3, -5, 0, 7, 2])
-torch.compile(gather_softmax)(x.to("npu"), idx.to("npu"))
 torch.compile(double)(x.double().to("npu"))
 torch.compile(erfc)(x.to("npu"))
 """
@@ -95,11 +90,8 @@ def test_kernels_triton_ascend_rejects_fail_the_check_with_the_compilers_own_mes
         for name, result in configs(summary)
         if not result["ok"]
     }
-    assert summary["kernel_check"]["rejected"] == len(rejected) >= 3
+    assert summary["kernel_check"]["rejected"] == len(rejected) >= 2
     messages = "\n".join(result["error"] for result in rejected.values())
-    # the gather's index wrap aborts triton-adapter-opt at XBLOCK=1 (an LLVM assertion, kept as printed)
-    gather = [r for (name, config), r in rejected.items() if "index" in name and '"XBLOCK": 1' in config]
-    assert gather and gather[0]["stage"] == "ttir-passes"
-    assert "triton-adapter-opt signal SIGABRT" in gather[0]["error"] and "mlir::scf::ForOp" in gather[0]["error"]
+    # (triton-adapter-opt's own aborts, kept as printed, are in tests/test_kernel_forms.py)
     assert "fp64] is unsupported on Ascend" in messages  # the code generator refuses fp64 loads
     assert "has no attribute 'erfc'" in messages  # no such function in tl.extra.ascend.libdevice

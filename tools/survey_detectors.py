@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from npu_inductor_compat.common.torch_npu_names import TORCH_NPU_HOOKS, Hook
 from npu_inductor_compat.targets import Target
+from npu_inductor_compat.tools import survey_kernel_forms
 from npu_inductor_compat.tools.survey_hooks import Found, lookup
 from npu_inductor_compat.tools.survey_sources import Sources, dotted, module_scope
 
@@ -397,5 +398,15 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "NPUIndexTritonKernel.should_use_persistent_reduction allows at most 1024 INNER elements off Ascend950 (or "
         "the index kernel has no such heuristic of its own)",
         _persistent_reduction_budget,
+    ),
+    Detector(
+        "npu-variance-two-step",
+        "torch_npu's own var_mean lowering (lowering.py var_mean_helper_) never takes the Welford reduction",
+        lambda sources: Finding(*survey_kernel_forms.variance_without_welford(sources)),
+    ),
+    Detector(
+        "npu-index-wrap-as-shift",
+        "torch_npu's index kernel has its own indirect_indexing, which wraps without where(i < 0, i + n, i)",
+        lambda sources: Finding(*survey_kernel_forms.index_wrap_as_shift(sources)),
     ),
 )
