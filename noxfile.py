@@ -37,7 +37,7 @@ ONCE_LINE = "2.12.1"
 # requires (tools/simulated/pairs.py; torch_npu_wheel.py PAIRED, a test keeps the two in step): 2.7.1.post11 on
 # 2.7.1, 2.9.0.post9 on 2.9.0, 2.12.0.post3 on 2.12.0. The core lines 2.9.1 and 2.12.1 have no such pair: there
 # the provider's tests skip, naming the torch to install.
-TORCH_NPU_LINES = ("2.7.1", "2.9.0", "2.12.0")
+TORCH_NPU_LINES = ("2.7.1", "2.9.0", "2.12.0", "2.13.0", "2.14.0")
 
 nox.options.sessions = [
     "lint",

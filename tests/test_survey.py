@@ -367,6 +367,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "ascendc-should-partition-hook": CARRIED,
             "torch-npu-masked-load-size-symbols": NOT_CARRIED,
             "torch-npu-persistent-reduction-ub": NOT_CARRIED,
+            "torch-npu-make-reduction-strict-sum": CARRIED,
         },
         "lock_init": ["lock init: blocking aclrtMemcpy"],
         "missing": set(),
@@ -389,6 +390,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "ascendc-should-partition-hook": CARRIED,
             "torch-npu-masked-load-size-symbols": NOT_CARRIED,
             "torch-npu-persistent-reduction-ub": CARRIED,
+            "torch-npu-make-reduction-strict-sum": CARRIED,
         },
         "lock_init": [],
         "missing": set(),
@@ -412,6 +414,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "ascendc-should-partition-hook": NOT_CARRIED,
             "torch-npu-masked-load-size-symbols": CARRIED,
             "torch-npu-persistent-reduction-ub": CARRIED,
+            "torch-npu-make-reduction-strict-sum": CARRIED,
         },
         "lock_init": [],
         "missing": {
@@ -443,6 +446,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "ascendc-should-partition-hook": CARRIED,
             "torch-npu-masked-load-size-symbols": CARRIED,
             "torch-npu-persistent-reduction-ub": CARRIED,
+            "torch-npu-make-reduction-strict-sum": CARRIED,
         },
         "lock_init": [],
         "missing": {

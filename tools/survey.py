@@ -661,6 +661,26 @@ def _persistent_reduction_budget(sources: Sources) -> Finding:
     return Finding(False, f"should_use_persistent_reduction: INNER threshold {sorted(thresholds)} on every SoC")
 
 
+LOWERING_FILE = "torch_npu/_inductor/lowering.py"
+STRICT_SUM_TORCH = Version("2.14")  # torch's sum lowering passes make_reduction strict_sum from 2.14.0 on
+
+
+def _make_reduction_takes_strict_sum(sources: Sources) -> Finding:
+    tree = sources.tree(LOWERING_FILE)
+    found = None if tree is None else next(
+        (node for node in _module_scope(tree.body) if isinstance(node, ast.FunctionDef) and node.name == "make_reduction"),
+        None,
+    )
+    if found is None:
+        return Finding(True, f"no make_reduction in {LOWERING_FILE}: torch's own stays")
+    names = {arg.arg for arg in (*found.args.args, *found.args.kwonlyargs)}
+    if "strict_sum" in names or found.args.kwarg is not None:
+        return Finding(True, "torch_npu's make_reduction takes strict_sum")
+    if sources.torch is not None and Version(sources.torch) < STRICT_SUM_TORCH:
+        return Finding(True, f"its make_reduction takes no strict_sum, which torch {sources.torch} never passes")
+    return Finding(False, f"its make_reduction takes no strict_sum, which torch {sources.torch}'s sum lowering passes")
+
+
 FIX_DETECTORS: tuple[Detector, ...] = (
     Detector(
         "flex-backward-symbolic-grid",
@@ -714,6 +734,11 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "NPUIndexTritonKernel.should_use_persistent_reduction allows at most 1024 INNER elements off Ascend950 (or "
         "the index kernel has no such heuristic of its own)",
         _persistent_reduction_budget,
+    ),
+    Detector(
+        "torch-npu-make-reduction-strict-sum",
+        "torch_npu's replacement of lowering.make_reduction takes strict_sum (or its torch, before 2.14, passes none)",
+        _make_reduction_takes_strict_sum,
     ),
 )
 

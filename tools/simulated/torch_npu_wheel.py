@@ -85,7 +85,9 @@ TOP_LEVEL = (PACKAGE, "torchnpugen")
 PROVIDER_NAME = "torch_npu-wheel"
 # The torch_npu releases whose _inductor this provider runs: its stubs and RELEASES are checked against these wheels
 # only. Each runs on exactly the torch its wheel's metadata requires (pairs.py), never on another patch release.
-STUBBED = ("2.7.1.post11", "2.9.0.post9", "2.12.0.post3")
+# 2.13.0 and 2.14.0 import with the same named stubs as 2.12.0.post3 (none added: their _inductor reaches no other
+# native symbol on the codegen path).
+STUBBED = ("2.7.1.post11", "2.9.0.post9", "2.12.0.post3", "2.13.0", "2.14.0")
 # torch release -> the stubbed torch_npu release that requires it, e.g. "2.9.0" -> "2.9.0.post9" (from pairs.py)
 PAIRED: dict[str, str] = {pairs.pair(release).torch: release for release in STUBBED}
 # Stubbed releases that do not run yet, and why (torch_npu release -> reason).
@@ -887,6 +889,15 @@ _COMBINED_LAYOUT = (
     "codegen/scheduling.py NPUTritonScheduling (the linear index kernel, checked by make_ttir_for_check) and falls "
     "back to the no_linear kernel"
 )
+# 2.9.0.post9, 2.13.0 and 2.14.0 (each read in its wheel): the combined layout, has_triton replaced at import
+_COMBINED_TARGETS = ReleaseTargets(
+    ttir_check=f"{LINEAR_SCHEDULING}.make_ttir_for_check",
+    linear_fallback=f"{COMBINED_SCHEDULING}.codegen_node",
+    backend_hash=None,
+    has_triton_at_import=True,
+    layout=_COMBINED_LAYOUT,
+    helpers_extension=HELPERS_EXTENSION,
+)
 # The torch_npu releases of PAIRED (and only those: the targets are read in their wheels, tests check them).
 RELEASES: dict[str, ReleaseTargets] = {
     "2.7.1.post11": ReleaseTargets(
@@ -897,14 +908,7 @@ RELEASES: dict[str, ReleaseTargets] = {
         layout=_COMBINED_LAYOUT,
         helpers_extension=HELPERS_EXTENSION,
     ),
-    "2.9.0.post9": ReleaseTargets(
-        ttir_check=f"{LINEAR_SCHEDULING}.make_ttir_for_check",
-        linear_fallback=f"{COMBINED_SCHEDULING}.codegen_node",
-        backend_hash=None,
-        has_triton_at_import=True,
-        layout=_COMBINED_LAYOUT,
-        helpers_extension=HELPERS_EXTENSION,
-    ),
+    "2.9.0.post9": _COMBINED_TARGETS,
     "2.12.0.post3": ReleaseTargets(
         ttir_check=None,
         linear_fallback=None,
@@ -913,6 +917,8 @@ RELEASES: dict[str, ReleaseTargets] = {
         layout="codegen/scheduling.py NPUTritonScheduling is registered for 'npu' directly (the package has no "
         "npu_combined_scheduling.py): one index kernel, no linear/no_linear choice, no TTIR check",
     ),
+    "2.13.0": _COMBINED_TARGETS,
+    "2.14.0": _COMBINED_TARGETS,
 }
 
 
