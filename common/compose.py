@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import fields
 
-from npu_inductor_compat.common import backend_table, backends, flex, launch_fixes, torch_npu_fixes
+from npu_inductor_compat.common import backend_table, backends, flex, launch_fixes, torch_npu_fixes, torch_npu_late_fixes
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.linespec import LineSpec, MalformedLineModule, Plan, check_spec
 from npu_inductor_compat.patching import Patch
@@ -19,6 +19,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         launch_fixes.AUTOTUNER_KERNEL_METADATA,
         launch_fixes.cpp_wrapper_workspace_locks(adapters),
         *torch_npu_fixes.FIXES,
+        *torch_npu_late_fixes.FIXES,
     )
 
 

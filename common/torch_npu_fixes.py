@@ -15,8 +15,6 @@ nothing to patch and the record is skipped, saying so.
   reduction elements in one persistent (single-pass) kernel on every SoC; only Ascend950's unified buffer holds
   that, the others overflow it. torch_npu's v2.9.0, v2.10.0 and master use 1024 off Ascend950 (master cb704728e);
   its 2.7.1 branch and 2.7.1.post11 wheel do not; 2.12.0.post3 decides in ``npu_choices.py`` with 1024.
-- ``torch-npu-make-reduction-strict-sum``: torch 2.14's sum lowering passes ``strict_sum`` to ``make_reduction``,
-  which torch_npu replaces with one that does not take it (2.14.0, master): every sum fails to lower. Fixed nowhere.
 
 Importing this module imports no torch or torch_npu module; the records' callables do, when applied or probed.
 """
@@ -225,77 +223,13 @@ PERSISTENT_REDUCTION_UB = Patch(
     patches_package="torch_npu",
 )
 
-# ------------------------------------------------------------------------ torch 2.14's strict_sum in make_reduction
-# torch 2.14.0's sum lowering (torch/_inductor/lowering.py sum_) passes make_reduction a keyword strict_sum, which is
-# True only for a CUDA tensor under config.numerics == "strict" (_strict_sum_layout_eligible). torch_npu replaces
-# lowering.make_reduction with its own (torch_npu/_inductor/lowering.py and _inductor/__init__.py; 2.14.0 and master
-# 9e73e708), which takes no strict_sum: every sum lowering then fails with TypeError.
-MAKE_REDUCTION = "torch._inductor.lowering:make_reduction"
-STRICT_SUM = "strict_sum"
-
-
-def _accepting_strict_sum(original: Callable[..., Any]) -> Callable[..., Any]:
-    """torch_npu's make_reduction, also taking torch's strict_sum: dropped when False (never True for an NPU tensor,
-    nor for a CPU one); a strict sum it cannot honour is refused naming it rather than summed another way."""
-
-    @wraps_original(original)
-    def make_reduction(reduction_type: Any, override_return_dtype: Any = None, **kwargs: Any) -> Any:
-        strict = kwargs.pop(STRICT_SUM, False)
-        if strict:
-            raise NotImplementedError(
-                f"torch asked make_reduction({reduction_type!r}) for a strict (ordered) sum, which torch_npu's "
-                "make_reduction cannot do (strict sums are for CUDA tensors under config.numerics='strict')"
-            )
-        return original(reduction_type, override_return_dtype, **kwargs)
-
-    return make_reduction
-
-
-def make_reduction_takes_strict_sum() -> bool:
-    """Whether the installed lowering.make_reduction takes what torch's sum lowering passes it: True when torch's
-    sum lowering passes no strict_sum (before torch 2.14), else whether calling it with ``strict_sum=False`` works
-    (torch's own does; torch_npu 2.14.0's replacement raises TypeError)."""
-    import inspect
-
-    import torch
-    from torch._inductor import lowering
-
-    sum_lowering = inspect.unwrap(lowering.lowerings[torch.ops.aten.sum.dim_IntList])
-    if STRICT_SUM not in sum_lowering.__code__.co_varnames:
-        return True
-    try:
-        lowering.make_reduction("sum", strict_sum=False)
-    except TypeError:
-        return False
-    return True
-
-
-MAKE_REDUCTION_STRICT_SUM = Patch(
-    id="torch-npu-make-reduction-strict-sum",
-    layer="fix",
-    why=(
-        "torch 2.14's sum lowering passes make_reduction a strict_sum keyword; torch_npu replaces make_reduction with "
-        "one that takes none, so every sum (on any device) fails to lower with TypeError"
-    ),
-    upstream=(
-        "not fixed in torch_npu (2.14.0 and master 9e73e708: torch_npu/_inductor/lowering.py make_reduction); "
-        "report text in docs/torch-npu-reports.md"
-    ),
-    remove_when="torch_npu's make_reduction takes strict_sum (the probe then says not needed)",
-    # torch's own name (torch_npu puts its function there): without torch_npu the probe finds torch's, which takes it
-    changes=(Change(MAKE_REDUCTION, _accepting_strict_sum),),
-    upstream_has_fix=make_reduction_takes_strict_sum,
-)
-
-FIXES: tuple[Patch, ...] = (MASKED_LOAD_SIZE_SYMBOLS, PERSISTENT_REDUCTION_UB, MAKE_REDUCTION_STRICT_SUM)
+FIXES: tuple[Patch, ...] = (MASKED_LOAD_SIZE_SYMBOLS, PERSISTENT_REDUCTION_UB)
 
 __all__ = [
     "FIXES",
-    "MAKE_REDUCTION_STRICT_SUM",
     "MASKED_LOAD_SIZE_SYMBOLS",
     "PERSISTENT_REDUCTION_UB",
     "filter_masks_keeps_guard",
     "is_size_symbol",
-    "make_reduction_takes_strict_sum",
     "persistent_reduction_fits",
 ]

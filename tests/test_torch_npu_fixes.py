@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.common import torch_npu_fixes
+from npu_inductor_compat.common import torch_npu_fixes, torch_npu_late_fixes
 from npu_inductor_compat.patching import Change, Patch, absent_targets
 from npu_inductor_compat.tools import survey
 from npu_inductor_compat.tools.simulated import torch_npu_wheel
@@ -27,9 +27,12 @@ from npu_inductor_compat.tools.simulated.torch_npu_wheel import WheelUnavailable
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_branch_fixes.py"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
-IDS = tuple(record.id for record in torch_npu_fixes.FIXES)
-# the records whose bug shows in the generated kernels (the strict_sum one fails the lowering instead: tested apart)
-KERNEL_IDS = tuple(fix_id for fix_id in IDS if fix_id != torch_npu_fixes.MAKE_REDUCTION_STRICT_SUM.id)
+IDS = tuple(record.id for record in (*torch_npu_fixes.FIXES, *torch_npu_late_fixes.FIXES))
+STRICT_SUM = torch_npu_late_fixes.MAKE_REDUCTION_STRICT_SUM.id
+MASKED_SUBBLOCK = torch_npu_late_fixes.MASKED_SUBBLOCK_SIZE_SYMBOLS.id
+# the records whose bug shows in the generated kernels (without the other two torch_npu falls back or fails the
+# lowering: tested apart)
+KERNEL_IDS = tuple(record.id for record in torch_npu_fixes.FIXES)
 # a load guarded by a computed mask (tl.load(ptr + (index), tmpN, ...)), not only by the axis masks
 GUARDED_LOAD = re.compile(r"tl\.load\([^,]+,\s*tmp\d+\b")
 REDUCTION_DECORATOR = re.compile(r"^@\w+\.(persistent_reduction|reduction)\w*\(", re.MULTILINE)
@@ -49,7 +52,9 @@ def test_size_symbols_are_told_from_kernel_axes() -> None:
 
 
 def test_without_torch_npus_code_the_records_are_skipped_saying_why() -> None:
-    """No torch_npu in this environment: nothing to patch, said per record, before any probe runs."""
+    """No torch_npu in this environment: nothing to patch, said per record, before any probe runs. The strict_sum
+    record's target is torch's own make_reduction (torch_npu replaces it there): without torch_npu its probe finds
+    torch's, which takes what torch's sum lowering passes."""
     from npu_inductor_compat.activation import activate, deactivate
 
     try:
@@ -57,9 +62,10 @@ def test_without_torch_npus_code_the_records_are_skipped_saying_why() -> None:
     finally:
         deactivate()
     found = {fix["id"]: fix for fix in report["fixes"]}
-    for fix_id in IDS:
+    for fix_id in KERNEL_IDS:
         assert found[fix_id]["status"] == "skipped", found[fix_id]
         assert "nothing to patch: torch_npu's code is not here" in found[fix_id]["detail"], found[fix_id]
+    assert found[STRICT_SUM]["status"] == "not needed"
 
 
 def test_a_record_for_another_package_needs_optional_changes_and_reports_what_is_absent() -> None:
@@ -96,7 +102,7 @@ def wheel_release() -> str:
     return release
 
 
-def codegen(tmp_path: Path, name: str, *extra: str) -> tuple[Path, dict[str, Any]]:
+def codegen(tmp_path: Path, name: str, *extra: str, ok: bool = True) -> tuple[Path, dict[str, Any]]:
     out = tmp_path / name
     env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--provider", "torch_npu-wheel"]
@@ -109,7 +115,7 @@ def codegen(tmp_path: Path, name: str, *extra: str) -> tuple[Path, dict[str, Any
         cwd=tmp_path,
         env=env,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0 or not ok, done.stderr[-3000:]
     return out, json.loads((out / "summary.json").read_text())
 
 
@@ -162,6 +168,14 @@ def test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it(
     bug_shown = reduction_kind(softmax_plain) == "persistent_reduction"
     assert bug_shown == (status[torch_npu_fixes.PERSISTENT_REDUCTION_UB.id] == "applied"), softmax_plain
 
+    # 3. where torch_npu's masked() ands a mask for the size symbol (2.13.0+), without the record its linear index
+    # kernel fails on torch's sympy_index_symbol assertion and it falls back to no_linear for the slice_scatter
+    if status[MASKED_SUBBLOCK] == "applied":
+        _, lost = codegen(tmp_path, "without-masked", "--without-fix", MASKED_SUBBLOCK, ok=False)
+        (fallback,) = lost["torch_npu_wheel"]["fallbacks"]
+        assert fallback["fallback"] == "linear -> no_linear" and fallback["error"].startswith("AssertionError")
+        assert fallback["kernels"] == list(lost["graphs"][0]["files"]["kernels"]), fallback
+
 
 @pytest.mark.subprocess
 @pytest.mark.download
@@ -176,7 +190,7 @@ def test_without_the_strict_sum_record_torch_npus_make_reduction_fails_every_sum
     import torch
     from torch._inductor import lowering
 
-    record = torch_npu_fixes.MAKE_REDUCTION_STRICT_SUM.id
+    record = STRICT_SUM
     sum_lowering = inspect.unwrap(lowering.lowerings[torch.ops.aten.sum.dim_IntList])
     if "strict_sum" not in sum_lowering.__code__.co_varnames:  # the test above checks the probe's "not needed"
         assert verdicts(wheel_release)[record] == "carried"

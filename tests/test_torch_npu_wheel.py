@@ -30,6 +30,15 @@ WHEEL_PYTHON_DEPENDENCIES = ("yaml", "psutil")
 HEURISTICS_IMPORT = r"^from torch_npu\._inductor(\.runtime)? import (npu_)?triton_heuristics\b"
 
 
+def is_linear_kernel(source: str) -> bool:
+    """Whether torch_npu generated ``source`` with its linear (index) kernel: 2.7.1.post11 and 2.9.0.post9 say so in
+    inductor_meta (inductor_ascend_linear_mode); 2.13.0+ mark only the no_linear kernel (codegen/triton.py
+    NPUTritonKernel.add_npu_inductor_meta: requires_no_linear_block_remap)."""
+    if "'inductor_ascend_linear_mode': " in source:
+        return "'inductor_ascend_linear_mode': 'linear'" in source
+    return "'requires_no_linear_block_remap': True" not in source
+
+
 # ------------------------------------------------------------------------------------------------ in this process
 def test_the_stub_table_says_why_what_and_where_for_every_entry() -> None:
     names = [stub.name for stub in STUBS]
@@ -353,7 +362,7 @@ def test_the_kernels_are_torch_npus_and_nothing_fell_back(
         # its heuristics module: _inductor/runtime/triton_heuristics.py, _inductor/npu_triton_heuristics.py (2.12)
         assert re.search(HEURISTICS_IMPORT, source, re.M), name
         if targets.linear_fallback is not None:  # the release chooses between its linear and no_linear kernels
-            assert "'inductor_ascend_linear_mode': 'linear'" in source, name
+            assert is_linear_kernel(source), name
     # the reduction: torch_npu's persistent reduction heuristic (named triton_per_..., or triton_unk_... by 2.12)
     reduction = next(source for source in kernels.values() if "persistent_reduction" in source)
     assert "'axis_names': ['x0', 'r1']" in reduction
@@ -411,6 +420,8 @@ def test_a_stub_missing_from_the_table_fails_loudly_naming_it(
         "2.7.1.post11": "_npu_get_soc_version",
         "2.9.0.post9": "_npu_getCurrentRawStream",
         "2.12.0.post3": "_npu_getCurrentRawStream",
+        "2.13.0": "_npu_getCurrentRawStream",
+        "2.14.0": "_npu_getCurrentRawStream",
     }
     assert wheel_tree.version in reached, f"name a stub torch_npu {wheel_tree.version} reaches while loading"
     removed = f"torch_npu._C:{reached[wheel_tree.version]}"
@@ -444,7 +455,7 @@ def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_re
             source = (out / entry["source"]).read_text()
             assert "'grid_type': 'GridNpu'" in source and "'mix_mode': 'aiv'" in source, name
             if targets.linear_fallback is not None:
-                assert "'inductor_ascend_linear_mode': 'linear'" in source, name
+                assert is_linear_kernel(source), name
     assert not (tmp_path / "torch_compile_debug").exists()  # torch_npu's debug trace stays off
 
 

@@ -661,6 +661,28 @@ def _persistent_reduction_budget(sources: Sources) -> Finding:
     return Finding(False, f"should_use_persistent_reduction: INNER threshold {sorted(thresholds)} on every SoC")
 
 
+def _masked_skips_size_symbols(sources: Sources) -> Finding:
+    tree = sources.tree(INDEX_KERNEL_FILE)
+    if tree is None:
+        return Finding(True, f"no {INDEX_KERNEL_FILE}")
+    found = None
+    for node in _module_scope(tree.body):
+        if isinstance(node, ast.ClassDef) and node.name == "NPUTritonKernelOverrides":
+            found = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "masked"), None)
+    if found is None:
+        return Finding(True, "no masked() of torch_npu's: torch's own, which ands no subblock axis masks")
+    loops = [node for node in ast.walk(found) if isinstance(node, ast.For) and "_mask" in ast.unparse(node)]
+    if not loops:
+        return Finding(True, "masked() ands no per-axis masks of the subblock")
+    # the size-symbol test: a comparison or call on the axis name with the constant "s" (sub_axis[0] != "s")
+    skips = any(
+        isinstance(part, ast.Constant) and part.value == "s" for loop in loops for part in ast.walk(loop)
+    )
+    if skips:
+        return Finding(True, "masked() skips names starting with 's' (size symbols) when it ands the axis masks")
+    return Finding(False, "masked() ands '<name>_mask' for every symbol of the subblock's index, size symbols too")
+
+
 LOWERING_FILE = "torch_npu/_inductor/lowering.py"
 STRICT_SUM_TORCH = Version("2.14")  # torch's sum lowering passes make_reduction strict_sum from 2.14.0 on
 
@@ -734,6 +756,12 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "NPUIndexTritonKernel.should_use_persistent_reduction allows at most 1024 INNER elements off Ascend950 (or "
         "the index kernel has no such heuristic of its own)",
         _persistent_reduction_budget,
+    ),
+    Detector(
+        "torch-npu-masked-subblock-size-symbols",
+        "NPUTritonKernelOverrides.masked skips size symbols when it ands a masked subblock's axis masks (or "
+        "torch_npu keeps torch's masked)",
+        _masked_skips_size_symbols,
     ),
     Detector(
         "torch-npu-make-reduction-strict-sum",

@@ -35,6 +35,7 @@ process keeps those patches (the codegen command runs one script per process; te
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -882,6 +883,9 @@ class ReleaseTargets:
     # "module:extension": where the release's kernels import triton-ascend's `extension` from (its triton_helpers
     # binds it only from tl.extra.cann, which torch's triton never has); None: its kernels import no `extension`
     helpers_extension: str | None = None
+    # compiler metadata the release's autotuner reads that triton-ascend 3.2.0 (the simulated compiler) does not
+    # record: given to every simulated kernel (kernel_params.triton_ascend_compiled's ``recorded``)
+    compiler_fields: tuple[tuple[str, Any], ...] = ()
 
 
 _COMBINED_LAYOUT = (
@@ -898,6 +902,9 @@ _COMBINED_TARGETS = ReleaseTargets(
     layout=_COMBINED_LAYOUT,
     helpers_extension=HELPERS_EXTENSION,
 )
+# 2.13.0 and 2.14.0 are built for a triton-ascend newer than 3.2.0: their autotuner's save_gpu_kernel (runtime/
+# triton_heuristics.py) reads metadata.is_pure_simt, an NPUOptions field of later releases (False: a SIMD kernel)
+_NEWER_TRITON_ASCEND = dataclasses.replace(_COMBINED_TARGETS, compiler_fields=(("is_pure_simt", False),))
 # The torch_npu releases of PAIRED (and only those: the targets are read in their wheels, tests check them).
 RELEASES: dict[str, ReleaseTargets] = {
     "2.7.1.post11": ReleaseTargets(
@@ -917,8 +924,8 @@ RELEASES: dict[str, ReleaseTargets] = {
         layout="codegen/scheduling.py NPUTritonScheduling is registered for 'npu' directly (the package has no "
         "npu_combined_scheduling.py): one index kernel, no linear/no_linear choice, no TTIR check",
     ),
-    "2.13.0": _COMBINED_TARGETS,
-    "2.14.0": _COMBINED_TARGETS,
+    "2.13.0": _NEWER_TRITON_ASCEND,
+    "2.14.0": _NEWER_TRITON_ASCEND,
 }
 
 
@@ -1393,5 +1400,6 @@ def wheel_run(version: str | None = None) -> Iterator[tuple[Any, DeviceProvider,
         previous = providers.set_provider(chosen)
         stack.callback(providers.set_provider, previous)
         # torch_npu's autotuner saves a kernel's launch params from what triton-ascend's compiler recorded
-        stack.enter_context(kernel_params.triton_ascend_compiled(seed_first_candidate))
+        recorded = dict(release_targets(release).compiler_fields)
+        stack.enter_context(kernel_params.triton_ascend_compiled(seed_first_candidate, recorded))
         yield use, chosen, events
