@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import fields
 
-from npu_inductor_compat.common import backend_table, backends, flex, launch_fixes, torch_npu_fixes, torch_npu_late_fixes
+from npu_inductor_compat.common import (
+    backend_table,
+    backends,
+    flex,
+    launch_fixes,
+    torch_npu_fixes,
+    torch_npu_late_fixes,
+)
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.linespec import LineSpec, MalformedLineModule, Plan, check_spec
 from npu_inductor_compat.patching import Patch

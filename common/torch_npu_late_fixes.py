@@ -35,7 +35,9 @@ def _without_size_symbols(original: Any) -> Any:
     def masked(mask: Any, body: Any, other: Any) -> Any:
         loop_body = getattr(body, "body", None)
         recorded = getattr(loop_body, "masked_indexing", None)
-        if not isinstance(recorded, dict) or not any(is_size_symbol(name) for axes in recorded.values() for name in axes):
+        if not isinstance(recorded, dict) or not any(
+            is_size_symbol(name) for axes in recorded.values() for name in axes
+        ):
             return function(mask, body, other)
         loop_body.masked_indexing = {
             block: {name for name in axes if not is_size_symbol(name)} for block, axes in recorded.items()
@@ -68,7 +70,9 @@ def masked_skips_size_symbols() -> bool:
             return SimpleNamespace(mask_vars=set())
 
     body = Subblock(graph=SimpleNamespace(find_nodes=lambda op: []))
-    body.body = SimpleNamespace(subblocks={"masked_subblock1": body}, masked_indexing={"masked_subblock1": {"x0", "s0"}})
+    body.body = SimpleNamespace(
+        subblocks={"masked_subblock1": body}, masked_indexing={"masked_subblock1": {"x0", "s0"}}
+    )
     kernel = SimpleNamespace(current_subblock_axis=set(), mask_loads=mask_loads)
     handler = SimpleNamespace(logical_and=lambda left, right: f"({left} & {right})")
     with V.set_kernel_handler(kernel), V.set_ops_handler(handler):  # type: ignore[arg-type]

@@ -72,4 +72,3 @@ def test_torch_npu_2_12s_rope_backward_kernel_reads_a_permuted_load_before_loadi
         permute = source.index(f"= {name}.permute(")
         load = re.search(rf"\n\s+{name} = tl\.load\([^\n]*\btmp\d+ & ", source)
         assert load is not None and permute < load.start(), name
-

@@ -668,16 +668,16 @@ def _masked_skips_size_symbols(sources: Sources) -> Finding:
     found = None
     for node in _module_scope(tree.body):
         if isinstance(node, ast.ClassDef) and node.name == "NPUTritonKernelOverrides":
-            found = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "masked"), None)
+            found = next(
+                (item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "masked"), None
+            )
     if found is None:
         return Finding(True, "no masked() of torch_npu's: torch's own, which ands no subblock axis masks")
     loops = [node for node in ast.walk(found) if isinstance(node, ast.For) and "_mask" in ast.unparse(node)]
     if not loops:
         return Finding(True, "masked() ands no per-axis masks of the subblock")
     # the size-symbol test: a comparison or call on the axis name with the constant "s" (sub_axis[0] != "s")
-    skips = any(
-        isinstance(part, ast.Constant) and part.value == "s" for loop in loops for part in ast.walk(loop)
-    )
+    skips = any(isinstance(part, ast.Constant) and part.value == "s" for loop in loops for part in ast.walk(loop))
     if skips:
         return Finding(True, "masked() skips names starting with 's' (size symbols) when it ands the axis masks")
     return Finding(False, "masked() ands '<name>_mask' for every symbol of the subblock's index, size symbols too")
@@ -689,9 +689,17 @@ STRICT_SUM_TORCH = Version("2.14")  # torch's sum lowering passes make_reduction
 
 def _make_reduction_takes_strict_sum(sources: Sources) -> Finding:
     tree = sources.tree(LOWERING_FILE)
-    found = None if tree is None else next(
-        (node for node in _module_scope(tree.body) if isinstance(node, ast.FunctionDef) and node.name == "make_reduction"),
-        None,
+    found = (
+        None
+        if tree is None
+        else next(
+            (
+                node
+                for node in _module_scope(tree.body)
+                if isinstance(node, ast.FunctionDef) and node.name == "make_reduction"
+            ),
+            None,
+        )
     )
     if found is None:
         return Finding(True, f"no make_reduction in {LOWERING_FILE}: torch's own stays")
