@@ -33,7 +33,7 @@ def _without_size_symbols(original: Any) -> Any:
 
     @wraps_original(function)
     def masked(mask: Any, body: Any, other: Any) -> Any:
-        loop_body = getattr(body, "body", None)
+        loop_body: Any = getattr(body, "body", None)
         recorded = getattr(loop_body, "masked_indexing", None)
         if not isinstance(recorded, dict) or not any(
             is_size_symbol(name) for axes in recorded.values() for name in axes
