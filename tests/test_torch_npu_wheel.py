@@ -511,8 +511,9 @@ def test_the_cpp_wrapper_is_ours_and_launches_torch_npus_kernels(
     launch = call_wrapper((out / graphs[0]["files"]["wrapper"]).read_text())
     assert 'npu_inductor_compat_rt::load_kernel("' in launch and f'", "{kernel}", "aic", cubin_dir_)' in launch
     assert "npu_inductor_compat_rt::Scratch npu_scratch_(" in launch and "allocate_workspace" not in launch
-    if torch_npu_wheel.release_targets(wheel_tree.version).helpers_extension is not None:  # 2.7.1, 2.9: X0BLOCK
-        assert "const int64_t X0BLOCK = 1;" in launch and "static_cast<int32_t>(X0BLOCK)" in launch
+    if torch_npu_wheel.release_targets(wheel_tree.version).helpers_extension is not None:  # 2.7.1, 2.9, 2.13+
+        # the runtime block of torch_npu's first candidate: 1 (2.7.1.post11, 2.9.0.post9), 4 (2.13.0, 2.14.0)
+        assert re.search(r"const int64_t X0BLOCK = [1-9]\d*;", launch) and "static_cast<int32_t>(X0BLOCK)" in launch
 
 
 # What torch_npu's own C++ wrapper generates for the forward kernel of examples/pointwise_reduction.py with
@@ -580,7 +581,31 @@ TORCH_NPU_LAUNCH: dict[str, dict[str, Any]] = {
         # its header opens the C++ with ''' (copied from torch < 2.12, without r), torch 2.12's closes it with """
         "module_error": "unterminated triple-quoted string literal",
     },
+    # 2.7.1.post11's launch again (workspace, locks by a blocking copy, the ACL launch), with the runtime block its
+    # own candidate plan picks first (X0BLOCK 4)
+    "2.13.0": {
+        "class": "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
+        "counts": {
+            "allocate_workspace(": 2,
+            "void* workspace_addr = NULL;": 1,
+            "void* sync_block_lock = NULL;": 1,
+            "aclrtMemcpy(": 1,
+            "ACL_MEMCPY_HOST_TO_DEVICE": 1,
+            "static_cast<int64_t>(1));": 1,
+            "aclrtGetHardwareSyncAddr(&ffts_addr)": 1,
+            "aclrtLaunchKernelWithHostArgs(": 1,
+            "stream_, nullptr, args, args_size": 1,
+            "aclrtLaunchKernelAttr": 0,
+            ' aic", "aic", 1, cubin_dir_)': 1,
+            "int64_t X0BLOCK = 4;": 1,
+            "int32_t var_6 = X0BLOCK;": 1,
+            "int32_t device_idx_,": 1,
+            "launchKernel(launch_call, ": 1,
+        },
+        "module_error": None,
+    },
 }
+TORCH_NPU_LAUNCH["2.14.0"] = TORCH_NPU_LAUNCH["2.13.0"]  # read in its generated C++: the same launch
 
 
 @pytest.mark.subprocess
