@@ -451,7 +451,7 @@ STUBS: tuple[Stub, ...] = (
     Stub(
         f"{NATIVE}:_NPUStreamBase",
         "torch_npu/npu/streams.py subclasses it at import (Stream, SyncLaunchStream), reached where the "
-        "_inductor/__init__.py registers torch_npu's dynamo device interface itself (2.9.0.post9, 2.12.0.post3: "
+        "_inductor/__init__.py registers torch_npu's dynamo device interface itself (2.9.0.post9 on: "
         "utils/_dynamo_device.py NpuInterface, whose Stream and Event are these classes); codegen creates no stream",
         "a subclassable class whose constructor raises MissingStub",
         'torch_npu/csrc/npu/Stream.cpp (THNPStreamType, added to torch_npu._C as "_NPUStreamBase")',
@@ -459,8 +459,8 @@ STUBS: tuple[Stub, ...] = (
     ),
     Stub(
         f"{NATIVE}:_NPUEventBase",
-        "torch_npu/npu/streams.py subclasses it at import (Event, ExternalEvent), with _NPUStreamBase (2.9.0.post9, "
-        "2.12.0.post3); codegen creates no event",
+        "torch_npu/npu/streams.py subclasses it at import (Event, ExternalEvent), with _NPUStreamBase (2.9.0.post9 "
+        "on); codegen creates no event",
         "a subclassable class whose constructor raises MissingStub",
         'torch_npu/csrc/npu/Event.cpp (THNPEventType, added to torch_npu._C as "_NPUEventBase")',
         lambda _depth: _native_class(f"{NATIVE}:_NPUEventBase"),
@@ -492,7 +492,7 @@ STUBS: tuple[Stub, ...] = (
     Stub(
         f"{NATIVE}:_is_gte_cann_version",
         "torch_npu/npu/utils.py _is_gte_cann_version(), called at import by _inductor/fx_passes/"
-        "fav3_partition_pass.py (2.9.0.post9, 2.12.0.post3: _CANN_VERSION = ... '9.1.0', whether the fused-attention "
+        "fav3_partition_pass.py (2.9.0.post9 on: _CANN_VERSION = ... '9.1.0', whether the fused-attention "
         "v3 partition pass applies)",
         "0 (false) for every version: the simulated host has no CANN, so GetCANNVersion answers '' and the "
         "comparison is invalid, which IsGteCANNVersion answers false; RuntimeError for module DRIVER, as it does",
