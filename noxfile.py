@@ -41,12 +41,15 @@ ONCE_LINE = "2.12.1"
 
 # The torch releases the torch_npu-wheel provider runs torch_npu on: exactly the torch each stubbed release's wheel
 # requires (tools/simulated/pairs.py; torch_npu_wheel.py PAIRED, a test keeps the two in step): 2.7.1.post11 on
-# 2.7.1, 2.9.0.post9 on 2.9.0, 2.12.0.post3 on 2.12.0. The core lines 2.9.1 and 2.12.1 have no such pair: there
-# the provider's tests skip, naming the torch to install.
+# 2.7.1, 2.9.0.post9 on 2.9.0, 2.12.0.post3 on 2.12.0, 2.13.0 on 2.13.0, 2.14.0 on 2.14.0. The core lines 2.9.1
+# and 2.12.1 have no such pair: there the provider's tests skip, naming the torch to install. Not run by default
+# (~5 GB of uv cache per torch); the weekly workflow runs them.
 TORCH_NPU_LINES = (
     "2.7.1",  # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [line]: the v2_7_1 line
     "2.9.0",
     "2.12.0",
+    "2.13.0",
+    "2.14.0",
 )
 # What torch_npu's pure-Python _inductor imports: `codegen`'s default provider on those torches needs them (the test
 # extra has them too)
@@ -264,8 +267,15 @@ def torch_npu_wheel(session: nox.Session, torch: str) -> None:
     such a pair: on 2.9.1 and 2.12.1 these tests skip, naming the torch to install)."""
     session.install(f"torch=={torch}", "setuptools", "numpy", "-e", ".[test]")
     session.run("python", "-c", CHECK_TORCH, torch)
-    tests = ("tests/test_torch_npu_wheel.py", "tests/test_torch_npu_fixes.py", "tests/test_torch_npu_verdicts.py")
-    session.run("pytest", "-m", "", *tests, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})  # both tiers
+    tests = (
+        "tests/test_torch_npu_wheel.py",
+        "tests/test_torch_npu_fixes.py",
+        "tests/test_torch_npu_verdicts.py",
+        "tests/test_torch_npu_reports.py",
+    )
+    # both tiers; the reproducers of torch_npu bugs run on every pair here (on CI's lines only where they reproduce)
+    env = {"PYTHONDONTWRITEBYTECODE": "1", "NPU_INDUCTOR_COMPAT_EVERY_RELEASE": "1"}
+    session.run("pytest", "-m", "", *tests, *session.posargs, env=env)
     for example in ("pointwise_reduction", "torch_npu_branch_fixes"):
         out = f"out/torch_npu-{torch}/{example}"
         codegen = ("python", "-m", "npu_inductor_compat", "codegen", f"examples/{example}.py")

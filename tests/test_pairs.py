@@ -43,7 +43,13 @@ def test_the_provider_and_the_header_check_read_their_pairs_from_the_table() -> 
     assert (
         torch_npu_wheel.PAIRED
         == {pairs.pair(release).torch: release for release in torch_npu_wheel.STUBBED}
-        == {"2.7.1": "2.7.1.post11", "2.9.0": "2.9.0.post9", "2.12.0": "2.12.0.post3"}
+        == {
+            "2.7.1": "2.7.1.post11",
+            "2.9.0": "2.9.0.post9",
+            "2.12.0": "2.12.0.post3",
+            "2.13.0": "2.13.0",
+            "2.14.0": "2.14.0",
+        }
     )
     assert set(torch_npu_wheel.STUBBED) == set(torch_npu_wheel.RELEASES)
     # headers: by minor, the newest release of the table that ships the ACL launch API

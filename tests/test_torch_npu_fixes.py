@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.common import torch_npu_fixes
+from npu_inductor_compat.common import torch_npu_fixes, torch_npu_late_fixes
 from npu_inductor_compat.patching import Change, Patch, absent_targets
 from npu_inductor_compat.tools import survey, wheel_cache
 from npu_inductor_compat.tools.simulated import torch_npu_wheel
@@ -26,7 +26,12 @@ from npu_inductor_compat.tools.simulated.torch_npu_wheel import WheelUnavailable
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_branch_fixes.py"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
-IDS = tuple(record.id for record in torch_npu_fixes.FIXES)
+IDS = tuple(record.id for record in (*torch_npu_fixes.FIXES, *torch_npu_late_fixes.FIXES))
+STRICT_SUM = torch_npu_late_fixes.MAKE_REDUCTION_STRICT_SUM.id
+MASKED_SUBBLOCK = torch_npu_late_fixes.MASKED_SUBBLOCK_SIZE_SYMBOLS.id
+# the records whose bug shows in the generated kernels (without the other two torch_npu falls back or fails the
+# lowering: tested apart)
+KERNEL_IDS = tuple(record.id for record in torch_npu_fixes.FIXES)
 # a load guarded by a computed mask (tl.load(ptr + (index), tmpN, ...)), not only by the axis masks
 GUARDED_LOAD = re.compile(r"tl\.load\([^,]+,\s*tmp\d+\b")
 REDUCTION_DECORATOR = re.compile(r"^@\w+\.(persistent_reduction|reduction)\w*\(", re.MULTILINE)
@@ -46,7 +51,9 @@ def test_size_symbols_are_told_from_kernel_axes() -> None:
 
 
 def test_without_torch_npus_code_the_records_are_skipped_saying_why() -> None:
-    """No torch_npu in this environment: nothing to patch, said per record, before any probe runs."""
+    """No torch_npu in this environment: nothing to patch, said per record, before any probe runs. The strict_sum
+    record's target is torch's own make_reduction (torch_npu replaces it there): without torch_npu its probe finds
+    torch's, which takes what torch's sum lowering passes."""
     from npu_inductor_compat.activation import activate, deactivate
 
     try:
@@ -54,9 +61,10 @@ def test_without_torch_npus_code_the_records_are_skipped_saying_why() -> None:
     finally:
         deactivate()
     found = {fix["id"]: fix for fix in report["fixes"]}
-    for fix_id in IDS:
+    for fix_id in KERNEL_IDS:
         assert found[fix_id]["status"] == "skipped", found[fix_id]
         assert "nothing to patch: torch_npu's code is not here" in found[fix_id]["detail"], found[fix_id]
+    assert found[STRICT_SUM]["status"] == "not needed"
 
 
 def test_a_record_for_another_package_needs_optional_changes_and_reports_what_is_absent() -> None:
@@ -93,7 +101,7 @@ def wheel_release() -> str:
     return release
 
 
-def codegen(tmp_path: Path, name: str, *extra: str) -> tuple[Path, dict[str, Any]]:
+def codegen(tmp_path: Path, name: str, *extra: str, ok: bool = True) -> tuple[Path, dict[str, Any]]:
     out = tmp_path / name
     env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--provider", "torch_npu-wheel"]
@@ -106,7 +114,7 @@ def codegen(tmp_path: Path, name: str, *extra: str) -> tuple[Path, dict[str, Any
         cwd=tmp_path,
         env=env,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0 or not ok, done.stderr[-3000:]
     return out, json.loads((out / "summary.json").read_text())
 
 
@@ -128,10 +136,10 @@ def test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it(
     """The same script through torch_npu's released codegen, with and without the records; where the installed
     torch_npu has a fix (its probe says "not needed"), both runs must generate the fixed code."""
     fixed_out, fixed = codegen(tmp_path, "with")
-    plain_out, plain = codegen(tmp_path, "without", "--without-fix", *IDS)
+    plain_out, plain = codegen(tmp_path, "without", "--without-fix", *KERNEL_IDS)
     status = fixed["fixes"]
     assert all(status[fix_id] in ("applied", "not needed", "skipped") for fix_id in IDS), status
-    assert plain["without_fix"] == sorted(IDS)
+    assert plain["without_fix"] == sorted(KERNEL_IDS)
 
     # the survey reads the same wheel statically: carried exactly where the probe finds nothing to fix
     carried = verdicts(wheel_release)
@@ -158,3 +166,52 @@ def test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it(
     assert reduction_kind(softmax) == "reduction", softmax
     bug_shown = reduction_kind(softmax_plain) == "persistent_reduction"
     assert bug_shown == (status[torch_npu_fixes.PERSISTENT_REDUCTION_UB.id] == "applied"), softmax_plain
+
+    # 3. where torch_npu's masked() ands a mask for the size symbol (2.13.0+), without the record its linear index
+    # kernel fails on torch's sympy_index_symbol assertion and it falls back to no_linear for the slice_scatter
+    if status[MASKED_SUBBLOCK] == "applied":
+        _, lost = codegen(tmp_path, "without-masked", "--without-fix", MASKED_SUBBLOCK, ok=False)
+        (fallback,) = lost["torch_npu_wheel"]["fallbacks"]
+        assert fallback["fallback"] == "linear -> no_linear" and fallback["error"].startswith("AssertionError")
+        assert fallback["kernels"] == list(lost["graphs"][0]["files"]["kernels"]), fallback
+
+
+@pytest.mark.subprocess
+@pytest.mark.download
+def test_without_the_strict_sum_record_torch_npus_make_reduction_fails_every_sum(
+    wheel_release: str, tmp_path: Path
+) -> None:
+    """torch 2.14's sum lowering passes strict_sum to make_reduction, which torch_npu 2.14.0 replaces with one that
+    takes none: with the record both graphs compile; without it the same script fails to lower its sums with that
+    TypeError. Before torch 2.14 nothing passes strict_sum (the test above checks the probe says "not needed")."""
+    import inspect
+
+    import torch
+    from torch._inductor import lowering
+
+    record = STRICT_SUM
+    sum_lowering = inspect.unwrap(lowering.lowerings[torch.ops.aten.sum.dim_IntList])
+    if "strict_sum" not in sum_lowering.__code__.co_varnames:  # the test above checks the probe's "not needed"
+        assert verdicts(wheel_release)[record] == "carried"
+        pytest.skip(f"torch {torch.__version__}'s sum lowering passes no strict_sum: nothing to show")
+    _, fixed = codegen(tmp_path, "with-strict-sum")
+    assert fixed["fixes"][record] == "applied" and verdicts(wheel_release)[record] == "not carried"
+    assert [graph["status"] for graph in fixed["graphs"]] == ["ok", "ok"]
+    out = tmp_path / "without-strict-sum"
+    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--provider", "torch_npu-wheel"]
+    done = subprocess.run(
+        [*command, "--out", str(out), "--quiet", "--without-fix", record],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        cwd=tmp_path,
+        env=env,
+    )
+    plain = json.loads((out / "summary.json").read_text())
+    failed = [graph["error"] or {} for graph in plain["graphs"] if graph["status"] != "ok"]
+    assert failed and "unexpected keyword argument 'strict_sum'" in str(failed[0].get("message")), (
+        failed,
+        done.stderr[-2000:],
+    )

@@ -37,7 +37,7 @@ CHILD = """
     from npu_inductor_compat.tools.simulated import torch_npu_wheel
 
     found = {}
-    with torch_npu_wheel.wheel_run():
+    with torch_npu_wheel.wheel_run() as (use, _, _):
         # 1. torch_npu's own autotuner saving a kernel whose compiled metadata has a workspace and locks. The metadata
         # fields are the ones triton-ascend's compiler records (triton/backends/ascend/compiler.py: workspace_size,
         # lock_num, lock_init_val from the kernel library's _infer_* callbacks; mix_mode, parallel_mode from linalg).
@@ -47,6 +47,8 @@ CHILD = """
         metadata = types.SimpleNamespace(
             name="k_verdict aiv", num_warps=1, shared=0, mix_mode="aiv", parallel_mode="simd", force_simt_only=False,
             workspace_size=4096, lock_num=3, lock_init_val=0, shared_mem_dynamic_size=0,
+            # what a triton-ascend newer than 3.2.0 also records, for the releases built for it (is_pure_simt)
+            **dict(torch_npu_wheel.release_targets(use.wheel.tree.version).compiler_fields),
         )
         launcher = types.SimpleNamespace(
             bin=types.SimpleNamespace(metadata=metadata, num_warps=1, shared=0, asm={"npubin": b"\\0"}),

@@ -29,6 +29,15 @@ WHEEL_PYTHON_DEPENDENCIES = ("yaml", "psutil")
 HEURISTICS_IMPORT = r"^from torch_npu\._inductor(\.runtime)? import (npu_)?triton_heuristics\b"
 
 
+def is_linear_kernel(source: str) -> bool:
+    """Whether torch_npu generated ``source`` with its linear (index) kernel: 2.7.1.post11 and 2.9.0.post9 say so in
+    inductor_meta (inductor_ascend_linear_mode); 2.13.0+ mark only the no_linear kernel (codegen/triton.py
+    NPUTritonKernel.add_npu_inductor_meta: requires_no_linear_block_remap)."""
+    if "'inductor_ascend_linear_mode': " in source:
+        return "'inductor_ascend_linear_mode': 'linear'" in source
+    return "'requires_no_linear_block_remap': True" not in source
+
+
 # ------------------------------------------------------------------------------------------------ in this process
 def test_the_stub_table_says_why_what_and_where_for_every_entry() -> None:
     names = [stub.name for stub in STUBS]
@@ -350,7 +359,7 @@ def test_the_kernels_are_torch_npus_and_nothing_fell_back(
         # its heuristics module: _inductor/runtime/triton_heuristics.py, _inductor/npu_triton_heuristics.py (2.12)
         assert re.search(HEURISTICS_IMPORT, source, re.M), name
         if targets.linear_fallback is not None:  # the release chooses between its linear and no_linear kernels
-            assert "'inductor_ascend_linear_mode': 'linear'" in source, name
+            assert is_linear_kernel(source), name
     # the reduction: torch_npu's persistent reduction heuristic (named triton_per_..., or triton_unk_... by 2.12)
     reduction = next(source for source in kernels.values() if "persistent_reduction" in source)
     assert "'axis_names': ['x0', 'r1']" in reduction
@@ -408,6 +417,8 @@ def test_a_stub_missing_from_the_table_fails_loudly_naming_it(
         "2.7.1.post11": "_npu_get_soc_version",
         "2.9.0.post9": "_npu_getCurrentRawStream",
         "2.12.0.post3": "_npu_getCurrentRawStream",
+        "2.13.0": "_npu_getCurrentRawStream",
+        "2.14.0": "_npu_getCurrentRawStream",
     }
     assert wheel_tree.version in reached, f"name a stub torch_npu {wheel_tree.version} reaches while loading"
     removed = f"torch_npu._C:{reached[wheel_tree.version]}"
@@ -449,7 +460,7 @@ def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_re
             source = (out / entry["source"]).read_text()
             assert "'grid_type': 'GridNpu'" in source and "'mix_mode': 'aiv'" in source, name
             if targets.linear_fallback is not None:
-                assert "'inductor_ascend_linear_mode': 'linear'" in source, name
+                assert is_linear_kernel(source), name
     assert not (tmp_path / "torch_compile_debug").exists()  # torch_npu's debug trace stays off
 
 
@@ -505,8 +516,9 @@ def test_the_cpp_wrapper_is_ours_and_launches_torch_npus_kernels(
     launch = call_wrapper((out / graphs[0]["files"]["wrapper"]).read_text())
     assert 'npu_inductor_compat_rt::load_kernel("' in launch and f'", "{kernel}", "aic", cubin_dir_)' in launch
     assert "npu_inductor_compat_rt::Scratch npu_scratch_(" in launch and "allocate_workspace" not in launch
-    if torch_npu_wheel.release_targets(wheel_tree.version).helpers_extension is not None:  # 2.7.1, 2.9: X0BLOCK
-        assert "const int64_t X0BLOCK = 1;" in launch and "static_cast<int32_t>(X0BLOCK)" in launch
+    if torch_npu_wheel.release_targets(wheel_tree.version).helpers_extension is not None:  # 2.7.1, 2.9, 2.13+
+        # the runtime block of torch_npu's first candidate: 1 (2.7.1.post11, 2.9.0.post9), 4 (2.13.0, 2.14.0)
+        assert re.search(r"const int64_t X0BLOCK = [1-9]\d*;", launch) and "static_cast<int32_t>(X0BLOCK)" in launch
 
 
 # What torch_npu's own C++ wrapper generates for the forward kernel of examples/pointwise_reduction.py with
@@ -574,7 +586,31 @@ TORCH_NPU_LAUNCH: dict[str, dict[str, Any]] = {
         # its header opens the C++ with ''' (copied from torch < 2.12, without r), torch 2.12's closes it with """
         "module_error": "unterminated triple-quoted string literal",
     },
+    # 2.7.1.post11's launch again (workspace, locks by a blocking copy, the ACL launch), with the runtime block its
+    # own candidate plan picks first (X0BLOCK 4)
+    "2.13.0": {
+        "class": "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
+        "counts": {
+            "allocate_workspace(": 2,
+            "void* workspace_addr = NULL;": 1,
+            "void* sync_block_lock = NULL;": 1,
+            "aclrtMemcpy(": 1,
+            "ACL_MEMCPY_HOST_TO_DEVICE": 1,
+            "static_cast<int64_t>(1));": 1,
+            "aclrtGetHardwareSyncAddr(&ffts_addr)": 1,
+            "aclrtLaunchKernelWithHostArgs(": 1,
+            "stream_, nullptr, args, args_size": 1,
+            "aclrtLaunchKernelAttr": 0,
+            ' aic", "aic", 1, cubin_dir_)': 1,
+            "int64_t X0BLOCK = 4;": 1,
+            "int32_t var_6 = X0BLOCK;": 1,
+            "int32_t device_idx_,": 1,
+            "launchKernel(launch_call, ": 1,
+        },
+        "module_error": None,
+    },
 }
+TORCH_NPU_LAUNCH["2.14.0"] = TORCH_NPU_LAUNCH["2.13.0"]  # read in its generated C++: the same launch
 
 
 @pytest.mark.subprocess

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from npu_inductor_compat.common.torch_npu_names import TORCH_NPU_HOOKS, Hook
 from npu_inductor_compat.targets import Target
-from npu_inductor_compat.tools import survey_kernel_forms
+from npu_inductor_compat.tools import survey_kernel_forms, survey_late_fixes
 from npu_inductor_compat.tools.survey_hooks import Found, lookup
 from npu_inductor_compat.tools.survey_sources import Sources, dotted, module_scope
 
@@ -408,5 +408,16 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "npu-index-wrap-as-shift",
         "torch_npu's index kernel has its own indirect_indexing, which wraps without where(i < 0, i + n, i)",
         lambda sources: Finding(*survey_kernel_forms.index_wrap_as_shift(sources)),
+    ),
+    Detector(
+        "torch-npu-masked-subblock-size-symbols",
+        "NPUTritonKernelOverrides.masked skips size symbols when it ands a masked subblock's axis masks (or "
+        "torch_npu keeps torch's masked)",
+        lambda sources: Finding(*survey_late_fixes.masked_skips_size_symbols(sources)),
+    ),
+    Detector(
+        "torch-npu-make-reduction-strict-sum",
+        "torch_npu's replacement of lowering.make_reduction takes strict_sum (or its torch, before 2.14, passes none)",
+        lambda sources: Finding(*survey_late_fixes.make_reduction_takes_strict_sum(sources)),
     ),
 )

@@ -32,6 +32,9 @@ _compiled_by_triton_ascend = False
 # How the launch params are saved for one autotuner: default, a simulated launcher of its first config; a provider
 # whose autotuner chooses among candidates itself gives its own (triton_ascend_compiled's ``seed``)
 _seed: Callable[[Any], None] | None = None
+# Fields a later triton-ascend records that 3.2.0 does not, which the codegen reading the metadata needs (under
+# --kernel-metadata's): triton_ascend_compiled's ``recorded``
+_recorded: Mapping[str, Any] = {}
 
 # Where each field of triton_ascend_metadata comes from in triton-ascend 3.2.0 (python/triton/compiler/compiler.py
 # compile(): a kernel's metadata starts as {hash, target, **options.__dict__, **env_vars}, then each stage adds its
@@ -76,19 +79,22 @@ def simulated_metadata(fields: Mapping[str, Any] | Callable[[str], Mapping[str, 
 
 
 @contextlib.contextmanager
-def triton_ascend_compiled(seed: Callable[[Any], None] | None = None) -> Iterator[None]:
+def triton_ascend_compiled(
+    seed: Callable[[Any], None] | None = None, recorded: Mapping[str, Any] | None = None
+) -> Iterator[None]:
     """Within the block, every simulated launcher looks like a kernel compiled by triton-ascend 3.2.0
     (:func:`triton_ascend_metadata`, the binary under ``asm["npubin"]``); ``seed(autotuner)``, when given, saves each
-    kernel's launch params instead of :func:`save_first_config` (an autotuner choosing among candidates itself)."""
-    global _compiled_by_triton_ascend, _seed
+    kernel's launch params instead of :func:`save_first_config` (an autotuner choosing among candidates itself);
+    ``recorded``: fields a later triton-ascend also records (--kernel-metadata's fields override them)."""
+    global _compiled_by_triton_ascend, _seed, _recorded
     with _metadata_lock:
-        previous = _compiled_by_triton_ascend, _seed
-        _compiled_by_triton_ascend, _seed = True, seed
+        previous = _compiled_by_triton_ascend, _seed, _recorded
+        _compiled_by_triton_ascend, _seed, _recorded = True, seed, dict(recorded or {})
     try:
         yield
     finally:
         with _metadata_lock:
-            _compiled_by_triton_ascend, _seed = previous
+            _compiled_by_triton_ascend, _seed, _recorded = previous
 
 
 DOT = re.compile(r"\btl\.dot(?:_scaled)?\(")
@@ -122,7 +128,7 @@ def simulated_launcher(autotuner: Any, config: Any = None) -> Any:
     fields = _metadata(params["mangled_name"]) if callable(_metadata) else _metadata
     if _compiled_by_triton_ascend:
         source = getattr(autotuner.fn, "src", "")
-        recorded = triton_ascend_metadata(params["mangled_name"], params["num_warps"], source, fields)
+        recorded = triton_ascend_metadata(params["mangled_name"], params["num_warps"], source, {**_recorded, **fields})
         metadata = SimpleNamespace(**recorded)
         asm = {TRITON_ASCEND_BINARY: SIMULATED_BINARY}
     else:

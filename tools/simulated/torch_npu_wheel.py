@@ -35,6 +35,7 @@ process keeps those patches (the codegen command runs one script per process; te
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -86,7 +87,9 @@ TOP_LEVEL = (PACKAGE, "torchnpugen")
 PROVIDER_NAME = "torch_npu-wheel"
 # The torch_npu releases whose _inductor this provider runs: its stubs and RELEASES are checked against these wheels
 # only. Each runs on exactly the torch its wheel's metadata requires (pairs.py), never on another patch release.
-STUBBED = ("2.7.1.post11", "2.9.0.post9", "2.12.0.post3")
+# 2.13.0 and 2.14.0 import with the same named stubs as 2.12.0.post3 (none added: their _inductor reaches no other
+# native symbol on the codegen path).
+STUBBED = ("2.7.1.post11", "2.9.0.post9", "2.12.0.post3", "2.13.0", "2.14.0")
 # torch release -> the stubbed torch_npu release that requires it, e.g. "2.9.0" -> "2.9.0.post9" (from pairs.py)
 PAIRED: dict[str, str] = {pairs.pair(release).torch: release for release in STUBBED}
 # Stubbed releases that do not run yet, and why (torch_npu release -> reason).
@@ -451,7 +454,7 @@ STUBS: tuple[Stub, ...] = (
     Stub(
         f"{NATIVE}:_NPUStreamBase",
         "torch_npu/npu/streams.py subclasses it at import (Stream, SyncLaunchStream), reached where the "
-        "_inductor/__init__.py registers torch_npu's dynamo device interface itself (2.9.0.post9, 2.12.0.post3: "
+        "_inductor/__init__.py registers torch_npu's dynamo device interface itself (2.9.0.post9 on: "
         "utils/_dynamo_device.py NpuInterface, whose Stream and Event are these classes); codegen creates no stream",
         "a subclassable class whose constructor raises MissingStub",
         'torch_npu/csrc/npu/Stream.cpp (THNPStreamType, added to torch_npu._C as "_NPUStreamBase")',
@@ -459,8 +462,8 @@ STUBS: tuple[Stub, ...] = (
     ),
     Stub(
         f"{NATIVE}:_NPUEventBase",
-        "torch_npu/npu/streams.py subclasses it at import (Event, ExternalEvent), with _NPUStreamBase (2.9.0.post9, "
-        "2.12.0.post3); codegen creates no event",
+        "torch_npu/npu/streams.py subclasses it at import (Event, ExternalEvent), with _NPUStreamBase (2.9.0.post9 "
+        "on); codegen creates no event",
         "a subclassable class whose constructor raises MissingStub",
         'torch_npu/csrc/npu/Event.cpp (THNPEventType, added to torch_npu._C as "_NPUEventBase")',
         lambda _depth: _native_class(f"{NATIVE}:_NPUEventBase"),
@@ -492,7 +495,7 @@ STUBS: tuple[Stub, ...] = (
     Stub(
         f"{NATIVE}:_is_gte_cann_version",
         "torch_npu/npu/utils.py _is_gte_cann_version(), called at import by _inductor/fx_passes/"
-        "fav3_partition_pass.py (2.9.0.post9, 2.12.0.post3: _CANN_VERSION = ... '9.1.0', whether the fused-attention "
+        "fav3_partition_pass.py (2.9.0.post9 on: _CANN_VERSION = ... '9.1.0', whether the fused-attention "
         "v3 partition pass applies)",
         "0 (false) for every version: the simulated host has no CANN, so GetCANNVersion answers '' and the "
         "comparison is invalid, which IsGteCANNVersion answers false; RuntimeError for module DRIVER, as it does",
@@ -883,6 +886,9 @@ class ReleaseTargets:
     # "module:extension": where the release's kernels import triton-ascend's `extension` from (its triton_helpers
     # binds it only from tl.extra.cann, which torch's triton never has); None: its kernels import no `extension`
     helpers_extension: str | None = None
+    # compiler metadata the release's autotuner reads that triton-ascend 3.2.0 (the simulated compiler) does not
+    # record: given to every simulated kernel (kernel_params.triton_ascend_compiled's ``recorded``)
+    compiler_fields: tuple[tuple[str, Any], ...] = ()
 
 
 _COMBINED_LAYOUT = (
@@ -890,6 +896,18 @@ _COMBINED_LAYOUT = (
     "codegen/scheduling.py NPUTritonScheduling (the linear index kernel, checked by make_ttir_for_check) and falls "
     "back to the no_linear kernel"
 )
+# 2.9.0.post9, 2.13.0 and 2.14.0 (each read in its wheel): the combined layout, has_triton replaced at import
+_COMBINED_TARGETS = ReleaseTargets(
+    ttir_check=f"{LINEAR_SCHEDULING}.make_ttir_for_check",
+    linear_fallback=f"{COMBINED_SCHEDULING}.codegen_node",
+    backend_hash=None,
+    has_triton_at_import=True,
+    layout=_COMBINED_LAYOUT,
+    helpers_extension=HELPERS_EXTENSION,
+)
+# 2.13.0 and 2.14.0 are built for a triton-ascend newer than 3.2.0: their autotuner's save_gpu_kernel (runtime/
+# triton_heuristics.py) reads metadata.is_pure_simt, an NPUOptions field of later releases (False: a SIMD kernel)
+_NEWER_TRITON_ASCEND = dataclasses.replace(_COMBINED_TARGETS, compiler_fields=(("is_pure_simt", False),))
 # The torch_npu releases of PAIRED (and only those: the targets are read in their wheels, tests check them).
 RELEASES: dict[str, ReleaseTargets] = {
     "2.7.1.post11": ReleaseTargets(
@@ -900,14 +918,7 @@ RELEASES: dict[str, ReleaseTargets] = {
         layout=_COMBINED_LAYOUT,
         helpers_extension=HELPERS_EXTENSION,
     ),
-    "2.9.0.post9": ReleaseTargets(
-        ttir_check=f"{LINEAR_SCHEDULING}.make_ttir_for_check",
-        linear_fallback=f"{COMBINED_SCHEDULING}.codegen_node",
-        backend_hash=None,
-        has_triton_at_import=True,
-        layout=_COMBINED_LAYOUT,
-        helpers_extension=HELPERS_EXTENSION,
-    ),
+    "2.9.0.post9": _COMBINED_TARGETS,
     "2.12.0.post3": ReleaseTargets(
         ttir_check=None,
         linear_fallback=None,
@@ -916,6 +927,8 @@ RELEASES: dict[str, ReleaseTargets] = {
         layout="codegen/scheduling.py NPUTritonScheduling is registered for 'npu' directly (the package has no "
         "npu_combined_scheduling.py): one index kernel, no linear/no_linear choice, no TTIR check",
     ),
+    "2.13.0": _NEWER_TRITON_ASCEND,
+    "2.14.0": _NEWER_TRITON_ASCEND,
 }
 
 
@@ -1390,5 +1403,6 @@ def wheel_run(version: str | None = None) -> Iterator[tuple[Any, DeviceProvider,
         previous = providers.set_provider(chosen)
         stack.callback(providers.set_provider, previous)
         # torch_npu's autotuner saves a kernel's launch params from what triton-ascend's compiler recorded
-        stack.enter_context(kernel_params.triton_ascend_compiled(seed_first_candidate))
+        recorded = dict(release_targets(release).compiler_fields)
+        stack.enter_context(kernel_params.triton_ascend_compiled(seed_first_candidate, recorded))
         yield use, chosen, events

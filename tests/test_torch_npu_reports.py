@@ -1,0 +1,73 @@
+"""Reproducers for torch_npu bugs that no record fixes yet, each with an upstream report text in
+docs/torch-npu-reports.md: torch_npu's released codegen (the torch_npu-wheel provider, one level below the device)
+generates the kernel for a minimal script on the exact torch its wheel requires, and the test reads it."""
+
+# Run on every pair by `nox -s torch_npu_wheel` (NPU_INDUCTOR_COMPAT_EVERY_RELEASE=1); CI's core lines run only the
+# release each reproducer is about, so the default sessions do not grow.
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from npu_inductor_compat.tools.simulated import torch_npu_wheel
+from npu_inductor_compat.tools.simulated.torch_npu_wheel import WheelUnavailable
+
+ROPE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_rope_backward.py"
+ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
+EVERY_RELEASE = "NPU_INDUCTOR_COMPAT_EVERY_RELEASE"
+# The releases whose RoPE backward kernel reads a transposed masked load's permute before the load (seen on each pair)
+ROPE_BROKEN = ("2.12.0.post3",)
+
+
+def paired_release(reproduces: tuple[str, ...]) -> str:
+    import torch
+
+    try:
+        release = torch_npu_wheel.paired_release(torch.__version__)
+        torch_npu_wheel.unpacked(release)
+    except WheelUnavailable as err:
+        pytest.skip(f"no torch_npu release to run on this torch: {err}")
+    if release not in reproduces and not os.environ.get(EVERY_RELEASE):
+        pytest.skip(f"torch_npu {release} is not one this reproducer is about (set {EVERY_RELEASE}=1 to run it)")
+    return release
+
+
+@pytest.mark.subprocess
+@pytest.mark.download
+def test_torch_npu_2_12s_rope_backward_kernel_reads_a_permuted_load_before_loading_it(tmp_path: Path) -> None:
+    """torch_npu's index kernel writes the permute of a transposed load into the kernel's loads while the load itself,
+    guarded by a computed mask (a masked subblock: the halves of rotate_half's cat), goes into its compute: the
+    kernel reads ``tmpN.permute(...)`` lines before ``tmpN = tl.load(...)``. The static check names each such read;
+    releases without the bug generate the same script's kernels clean."""
+    release = paired_release(ROPE_BROKEN)
+    out = tmp_path / "out"
+    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(ROPE), "--provider", "torch_npu-wheel"]
+    done = subprocess.run(
+        [*command, "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=900, cwd=tmp_path, env=env
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
+    assert [graph["status"] for graph in summary["graphs"]] == ["ok", "ok"], done.stderr[-3000:]
+    failures = summary["static_check"]["failures"]
+    problems = [problem for failure in failures for problem in failure["problems"]]
+    if release not in ROPE_BROKEN:
+        assert done.returncode == 0 and problems == [], problems
+        return
+    assert done.returncode == 1
+    assert any("reads 'tmp4' before defining it" in problem for problem in problems), problems
+    # each name read early is a permute of a load the kernel makes later, under a computed mask
+    (failure,) = failures
+    kernel = summary["graphs"][failure["graph"]]["files"]["kernels"][failure["kernel"]]
+    source = (out / kernel["source"]).read_text()
+    for name in re.findall(r"reads '(tmp\d+)' before", " ".join(problems)):
+        permute = source.index(f"= {name}.permute(")
+        load = re.search(rf"\n\s+{name} = tl\.load\([^\n]*\btmp\d+ & ", source)
+        assert load is not None and permute < load.start(), name

@@ -1,0 +1,50 @@
+"""Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py): whether a torch_npu release's own
+code already carries the fix. Each returns (carried, evidence); survey_detectors.FIX_DETECTORS lists them."""
+
+from __future__ import annotations
+
+import ast
+
+from packaging.version import Version
+
+from npu_inductor_compat.tools.survey_sources import Sources, module_scope
+
+INDEX_KERNEL_FILE = "torch_npu/_inductor/codegen/triton.py"
+LOWERING_FILE = "torch_npu/_inductor/lowering.py"
+STRICT_SUM_TORCH = Version("2.14")  # torch's sum lowering passes make_reduction strict_sum from 2.14.0 on
+
+
+def masked_skips_size_symbols(sources: Sources) -> tuple[bool, str]:
+    tree = sources.tree(INDEX_KERNEL_FILE)
+    if tree is None:
+        return (True, f"no {INDEX_KERNEL_FILE}")
+    found = None
+    for node in module_scope(tree.body):
+        if isinstance(node, ast.ClassDef) and node.name == "NPUTritonKernelOverrides":
+            found = next(
+                (item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "masked"), None
+            )
+    if found is None:
+        return (True, "no masked() of torch_npu's: torch's own, which ands no subblock axis masks")
+    loops = [node for node in ast.walk(found) if isinstance(node, ast.For) and "_mask" in ast.unparse(node)]
+    if not loops:
+        return (True, "masked() ands no per-axis masks of the subblock")
+    # the size-symbol test: a comparison or call on the axis name with the constant "s" (sub_axis[0] != "s")
+    skips = any(isinstance(part, ast.Constant) and part.value == "s" for loop in loops for part in ast.walk(loop))
+    if skips:
+        return (True, "masked() skips names starting with 's' (size symbols) when it ands the axis masks")
+    return (False, "masked() ands '<name>_mask' for every symbol of the subblock's index, size symbols too")
+
+
+def make_reduction_takes_strict_sum(sources: Sources) -> tuple[bool, str]:
+    tree = sources.tree(LOWERING_FILE)
+    body = [] if tree is None else list(module_scope(tree.body))
+    found = next((node for node in body if isinstance(node, ast.FunctionDef) and node.name == "make_reduction"), None)
+    if found is None:
+        return (True, f"no make_reduction in {LOWERING_FILE}: torch's own stays")
+    names = {arg.arg for arg in (*found.args.args, *found.args.kwonlyargs)}
+    if "strict_sum" in names or found.args.kwarg is not None:
+        return (True, "torch_npu's make_reduction takes strict_sum")
+    if sources.torch is not None and Version(sources.torch) < STRICT_SUM_TORCH:
+        return (True, f"its make_reduction takes no strict_sum, which torch {sources.torch} never passes")
+    return (False, f"its make_reduction takes no strict_sum, which torch {sources.torch}'s sum lowering passes")
