@@ -3,6 +3,7 @@ flex_attention's device check, as journal records; where torch lines differ, a r
 
 from __future__ import annotations
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: only load_builtin_op_overrides imports with it
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -10,7 +11,24 @@ from typing import Any
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.common.layer_shared import CODEGEN_COMMON, DEVICE, PR_40264, same_wrapper_for_every_consumer
 from npu_inductor_compat.common.providers import DeviceProvider
-from npu_inductor_compat.patching import Change, Patch, constant, wraps_original
+from npu_inductor_compat.patching import Change, Patch, wraps_original
+
+
+def _register_op_overrides(provider: DeviceProvider, adapters: LineAdapters) -> Callable[[Any], Any]:
+    def register(register_device_op_overrides: Any) -> None:
+        from npu_inductor_compat.common.npu_codegen import NpuDeviceOpOverrides
+
+        adapters.before_op_overrides()
+        register_device_op_overrides(DEVICE, NpuDeviceOpOverrides(provider.raw_stream_import))
+
+    return register
+
+
+def _has_op_overrides() -> bool:
+    from torch._inductor.codegen import common
+
+    return DEVICE in common.device_op_overrides_dict
+
 
 # CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: for load_builtin_op_overrides
 # Modules whose import registers upstream's built-in device op overrides (mtia from torch 2.9).
@@ -36,22 +54,6 @@ def load_builtin_op_overrides() -> None:
             continue
 
 
-def _register_op_overrides(provider: DeviceProvider, adapters: LineAdapters) -> Callable[[Any], Any]:
-    def register(register_device_op_overrides: Any) -> None:
-        from npu_inductor_compat.common.npu_codegen import NpuDeviceOpOverrides
-
-        adapters.before_op_overrides()
-        register_device_op_overrides(DEVICE, NpuDeviceOpOverrides(provider.raw_stream_import))
-
-    return register
-
-
-def _has_op_overrides() -> bool:
-    from torch._inductor.codegen import common
-
-    return DEVICE in common.device_op_overrides_dict
-
-
 ATEN_DEVICE = "at::kPrivateUse1"
 
 
@@ -65,6 +67,8 @@ def device_to_aten_table_has_npu() -> bool:
 
 # CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: DEVICE_TO_ATEN is gone from 2.15
 def device_to_aten_table_changes(_function_wrapper: Callable[[Any], Any]) -> tuple[Change, ...]:
+    from npu_inductor_compat.patching import constant  # here, so it goes with the function
+
     return (
         Change(
             "torch._inductor.codegen.cpp_utils:DEVICE_TO_ATEN",
