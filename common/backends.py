@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from npu_inductor_compat.common import layers, providers
+from npu_inductor_compat.common import device_layer, layers, providers
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.common.backend_table import BACKEND_ENV, BACKENDS, DEFAULT_BACKEND, Backend, normalise
 from npu_inductor_compat.common.option import current_value as current_option_value
@@ -85,7 +85,7 @@ def backend_plan(explicit: str | None, adapters: LineAdapters, source: str | Non
             known_ids=known,
         )
     assert provider is not None
-    chosen = config_layer + layers.device_layer(provider, adapters) + provider.records()
+    chosen = config_layer + device_layer.device_layer(provider, adapters) + provider.records()
     for layer_name in backend.layers:
         chosen += layers.LAYERS[layer_name](provider, adapters)
     return Plan(backend=name, layers=chosen, known_ids=known)

@@ -87,7 +87,7 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
     Hook(
         "mlir-plugin",
         ("torch_npu._inductor.ascend_npu_ir.ascend_npu_ir.npu.npu_inductor_plugin:register_mlir_codegen_backend",),
-        "common/layers.py mlir-provider-loader and dvm-provider-loader call it with no arguments",
+        "common/provider_loaders.py mlir-provider-loader and dvm-provider-loader call it with no arguments",
         Call(positional=0),
     ),
     Hook(
@@ -96,16 +96,21 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "common/backends.py: the mlir backend's requirement",
     ),
     Hook("dvm-package", ("torch_npu._inductor.dvm",), "common/backends.py: the dvm backend's requirement"),
-    Hook("dvm-fusion", ("torch_npu._inductor.dvm.mlir_fusion",), "common/layers.py dvm-provider-loader imports it"),
+    Hook(
+        "dvm-fusion",
+        ("torch_npu._inductor.dvm.mlir_fusion",),
+        "common/provider_loaders.py dvm-provider-loader imports it",
+    ),
     Hook(
         "ascendc-package",
         ("torch_npu._inductor.ascendc",),
-        "common/backends.py and layers.py ascendc-provider-loader import it",
+        "common/backends.py and provider_loaders.py ascendc-provider-loader import it",
     ),
     Hook(
         "ascendc-partition-override",
         ("torch_npu._inductor.ascendc.npu:NPUScheduling.scheduler_should_partition_override",),
-        "common/layers.py ascendc-should-partition-hook calls it (scheduler, node, orig_fn) when the backend has it",
+        "common/ascendc_layer.py ascendc-should-partition-hook calls it (scheduler, node, orig_fn) when the backend "
+        "has it",
         Call(positional=3),
     ),
     Hook(

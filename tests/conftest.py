@@ -220,11 +220,11 @@ def adapters() -> Any:
 
 
 def _all_records(provider: Any) -> list[Any]:
-    from npu_inductor_compat.common import layers
+    from npu_inductor_compat.common import device_layer, layers
     from npu_inductor_compat.registry import fix_records
 
     adapters = running_adapters()
-    records = [*layers.config_layer(adapters), *layers.device_layer(provider, adapters)]
+    records = [*layers.config_layer(adapters), *device_layer.device_layer(provider, adapters)]
     for build in layers.LAYERS.values():
         records += build(provider, adapters)
     return records + list(fix_records(adapters.line))

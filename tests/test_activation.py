@@ -10,7 +10,7 @@ import pytest
 
 import npu_inductor_compat
 from npu_inductor_compat import activation
-from npu_inductor_compat.common import layers
+from npu_inductor_compat.common import device_layer
 from npu_inductor_compat.patching import Change, Patch, PatchError, constant
 from npu_inductor_compat.state import STATE
 
@@ -167,7 +167,7 @@ def test_deactivate_restores_exactly_and_reactivates(fake_provider: Any, torch_s
     before = torch_state.snapshot()
     for _ in range(2):
         npu_inductor_compat.activate()
-        assert {record.id for record in layers.device_layer(fake_provider, adapters)} <= applied_ids()
+        assert {record.id for record in device_layer.device_layer(fake_provider, adapters)} <= applied_ids()
         undone = npu_inductor_compat.deactivate()
         assert "npu-device-interface" in undone
         torch_state.assert_same(before, torch_state.snapshot())

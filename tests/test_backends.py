@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import npu_inductor_compat
-from npu_inductor_compat.common import backend_table, backends, layers
+from npu_inductor_compat.common import ascendc_layer, backend_table, backends, triton_layers
 
 CONFIG_IDS = {"npu-backend-option", "npu-backend-per-compile"}
 DEVICE_IDS = {"npu-device-op-overrides", "npu-device-to-aten", "npu-device-interface", "npu-flex-attention-device"}
@@ -444,7 +444,7 @@ def test_benchmarker_routes_npu_to_benchmark_gpu(fake_provider: Any, adapters: A
         assert statuses()["triton-benchmarker-npu"] == "not needed"
         return
     calls: list[Any] = []
-    if adapters.npu_benchmark is not layers.benchmark_with_device_type:  # 2.12: benchmark_gpu takes no device
+    if adapters.npu_benchmark is not triton_layers.benchmark_with_device_type:  # 2.12: benchmark_gpu takes no device
         fake_self = types.SimpleNamespace(benchmark_gpu=lambda fn, **kw: calls.append((fn, kw)) or 1.5)
         assert registry["npu"](fake_self, "fn", warmup=3, rep=7) == 1.5
         assert calls == [("fn", {"warmup": 3, "rep": 7})]
@@ -479,7 +479,9 @@ def test_should_partition_consults_the_backend_hook(fake_provider: Any, fake_tor
 
     # Without a hook, or for a node without a device, the original decides, with every argument passed through.
     calls: list[Any] = []
-    wrapper = layers._should_partition_with_backend_hook(lambda *args, **kwargs: calls.append((args, kwargs)) or "orig")
+    wrapper = ascendc_layer._should_partition_with_backend_hook(
+        lambda *args, **kwargs: calls.append((args, kwargs)) or "orig"
+    )
     no_hook = types.SimpleNamespace(get_backend=lambda device: object())
     assert wrapper(no_hook, node, should_log=True) == "orig"
     assert wrapper(no_hook, types.SimpleNamespace(get_device=lambda: None)) == "orig"

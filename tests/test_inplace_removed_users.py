@@ -1,6 +1,8 @@
 """The v2_7_1 fix of torch 2.7's in-place reuse check (pytorch issue 151423): its lookup shadowing, its probe, and
 a conv + batch norm training step through `codegen`, with and without the record."""
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 9) [file]: the v2_7_1 line's own in-place fix
+
 from __future__ import annotations
 
 import json

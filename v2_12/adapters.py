@@ -6,7 +6,7 @@ import inspect
 import sys
 from typing import Any
 
-from npu_inductor_compat.common import launch_fixes, layers, option, template_heuristics
+from npu_inductor_compat.common import device_layer, launch_fixes, option, template_heuristics, triton_layers
 from npu_inductor_compat.common.adapters import LineAdapters
 
 
@@ -27,9 +27,9 @@ def _npu_benchmark(self: Any, fn: Any, *, warmup: Any, rep: Any, **kwargs: Any) 
     # COMPAT(>= 2.13): InductorBenchmarker.benchmark_gpu takes ``device_type``.
     # CAN REMOVE when MIN_SUPPORTED >= (2, 13) [block]: 2.12's takes no device
     if "device_type" not in inspect.signature(self.benchmark_gpu).parameters:
-        return layers.benchmark_without_device_type(self, fn, warmup=warmup, rep=rep, **kwargs)
+        return triton_layers.benchmark_without_device_type(self, fn, warmup=warmup, rep=rep, **kwargs)
     # END CAN REMOVE
-    return layers.benchmark_with_device_type(self, fn, warmup=warmup, rep=rep, **kwargs)
+    return triton_layers.benchmark_with_device_type(self, fn, warmup=warmup, rep=rep, **kwargs)
 
 
 ADAPTERS = LineAdapters(
@@ -38,10 +38,10 @@ ADAPTERS = LineAdapters(
     config_changed=_config_changed,
     # from 2.12 the built-in op overrides load behind upstream's own initialisation flag
     before_op_overrides=lambda: None,
-    device_to_aten_changes=layers.device_to_aten_table_changes,
-    device_to_aten_known=layers.device_to_aten_table_has_npu,
-    two_pass_knows_npu=layers.two_pass_list_has_npu,
-    benchmarker_routes_npu=layers.benchmarker_registry_has_npu,
+    device_to_aten_changes=device_layer.device_to_aten_table_changes,
+    device_to_aten_known=device_layer.device_to_aten_table_has_npu,
+    two_pass_knows_npu=triton_layers.two_pass_list_has_npu,
+    benchmarker_routes_npu=triton_layers.benchmarker_registry_has_npu,
     npu_benchmark=_npu_benchmark,
     # 2.12 and 2.13 keep the registry here; 2.14 moved it to heuristics/registry.py and keeps this name as an alias
     # of heuristics/template/registry.py, which re-exports it (2.14.1 template_heuristics/__init__.py)

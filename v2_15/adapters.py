@@ -10,7 +10,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat.common import launch_fixes, layers, option
+from npu_inductor_compat.common import device_layer, launch_fixes, option, triton_layers
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.patching import Change
 
@@ -29,14 +29,14 @@ def _op_overrides_name_npu_aten_type() -> bool:
     from npu_inductor_compat.common.npu_codegen import NpuDeviceOpOverrides
 
     try:
-        return bool(NpuDeviceOpOverrides("").aten_device_type() == layers.ATEN_DEVICE)
+        return bool(NpuDeviceOpOverrides("").aten_device_type() == device_layer.ATEN_DEVICE)
     except NotImplementedError:
         return False
 
 
 def _two_pass_asks_the_device() -> bool:
     """The check asks _uses_gpu_cpp_wrapper (inside a generator expression: a nested code object holds the name)."""
-    code = layers.upstream_two_pass_code()
+    code = triton_layers.upstream_two_pass_code()
     codes = [code, *(c for c in code.co_consts if isinstance(c, types.CodeType))]
     return any("_uses_gpu_cpp_wrapper" in c.co_names for c in codes)
 
@@ -49,8 +49,8 @@ ADAPTERS = LineAdapters(
     device_to_aten_changes=_device_to_aten_changes,
     device_to_aten_known=_op_overrides_name_npu_aten_type,
     two_pass_knows_npu=_two_pass_asks_the_device,
-    benchmarker_routes_npu=layers.benchmarker_registry_has_npu,
-    npu_benchmark=layers.benchmark_with_device_type,
+    benchmarker_routes_npu=triton_layers.benchmarker_registry_has_npu,
+    npu_benchmark=triton_layers.benchmark_with_device_type,
     # 2.14 moved the registry to heuristics/registry.py; this module re-exports it, and importing it (its package)
     # registers torch's own template heuristics, which importing heuristics/registry.py alone does not
     template_heuristic_registry="torch._inductor.heuristics.template.registry",

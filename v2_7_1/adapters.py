@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from npu_inductor_compat.common import launch_fixes, layers, option
+from npu_inductor_compat.common import device_layer, launch_fixes, option, triton_layers
 from npu_inductor_compat.common.adapters import LineAdapters
 
 ADAPTERS = LineAdapters(
     line="v2_7_1",
     new_config_entry=option.config_entry_unnamed,
     config_changed=option.config_memo_flag_dirty,
-    before_op_overrides=layers.load_builtin_op_overrides,
-    device_to_aten_changes=layers.device_to_aten_table_changes,
-    device_to_aten_known=layers.device_to_aten_table_has_npu,
-    two_pass_knows_npu=layers.two_pass_list_has_npu,
-    benchmarker_routes_npu=layers.benchmarking_before_the_registry,
-    npu_benchmark=layers.benchmark_without_device_type,
+    before_op_overrides=device_layer.load_builtin_op_overrides,
+    device_to_aten_changes=device_layer.device_to_aten_table_changes,
+    device_to_aten_known=device_layer.device_to_aten_table_has_npu,
+    two_pass_knows_npu=triton_layers.two_pass_list_has_npu,
+    benchmarker_routes_npu=triton_layers.benchmarking_before_the_registry,
+    npu_benchmark=triton_layers.benchmark_without_device_type,
     template_heuristic_registry=None,  # no registry before 2.9: GEMM configs come from get_config_heuristics
     cpp_wrapper_class=launch_fixes.npu_cpp_wrapper,
     # no precompiled cpp_wrapper header on this line
