@@ -40,7 +40,7 @@ RETIRE_CHECK_TORCH = CORE_LINES[1]
 ONCE_LINE = "2.12.1"
 
 # The torch releases the torch_npu-wheel provider runs torch_npu on: exactly the torch each stubbed release's wheel
-# requires (tools/simulated/pairs.py; torch_npu_wheel.py PAIRED, a test keeps the two in step): 2.7.1.post11 on
+# requires (tools/simulated/pairs.py; wheel_release.py PAIRED, a test keeps the two in step): 2.7.1.post11 on
 # 2.7.1, 2.9.0.post9 on 2.9.0, 2.12.0.post3 on 2.12.0, 2.13.0 on 2.13.0, 2.14.0 on 2.14.0. The core lines 2.9.1
 # and 2.12.1 have no such pair: there the provider's tests skip, naming the torch to install. Not run by default
 # (~5 GB of uv cache per torch); the weekly workflow runs them.

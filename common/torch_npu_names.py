@@ -118,7 +118,7 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         ("torch_npu._inductor.runtime.triton_helpers",),
         "tools/simulated/torch_npu_bridges.py: the TTIR worker binds `extension` in it where triton-ascend 3.2.0 has "
         "no tl.extra.cann (the 2.7.1.post11 and 2.9.0.post9 kernels import it from there); tools/simulated/"
-        "torch_npu_wheel.py torch-npu-wheel-helpers-extension does the same in the codegen process",
+        "wheel_records.py torch-npu-wheel-helpers-extension does the same in the codegen process",
     ),
     Hook(
         "grid-expr-npu",

@@ -488,11 +488,11 @@ def test_the_wheel_provider_on_a_line_without_a_stubbed_release_is_a_usage_error
     import torch
 
     from npu_inductor_compat.__main__ import main
-    from npu_inductor_compat.tools.simulated import torch_npu_wheel
+    from npu_inductor_compat.tools.simulated import wheel_release
 
     try:
-        release = torch_npu_wheel.paired_release(torch.__version__)
-    except torch_npu_wheel.WheelUnavailable as err:
+        release = wheel_release.paired_release(torch.__version__)
+    except wheel_release.WheelUnavailable as err:
         reason = str(err)
     else:
         pytest.skip(f"torch {torch.__version__} has a stubbed torch_npu release ({release})")

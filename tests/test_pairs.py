@@ -15,7 +15,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from npu_inductor_compat.tools import wheel_cache
-from npu_inductor_compat.tools.simulated import headers, pairs, torch_npu_wheel
+from npu_inductor_compat.tools.simulated import headers, pairs, wheel_release, wheel_targets
 
 PLATFORM_WHEEL = re.compile(r"-cp311-cp311-manylinux[^-]*x86_64\.whl$")
 
@@ -41,8 +41,8 @@ def test_the_table_has_one_row_per_release_each_naming_a_torch_its_pin_allows() 
 
 def test_the_provider_and_the_header_check_read_their_pairs_from_the_table() -> None:
     assert (
-        torch_npu_wheel.PAIRED
-        == {pairs.pair(release).torch: release for release in torch_npu_wheel.STUBBED}
+        wheel_release.PAIRED
+        == {pairs.pair(release).torch: release for release in wheel_release.STUBBED}
         == {
             "2.7.1": "2.7.1.post11",
             "2.9.0": "2.9.0.post9",
@@ -51,7 +51,7 @@ def test_the_provider_and_the_header_check_read_their_pairs_from_the_table() -> 
             "2.14.0": "2.14.0",
         }
     )
-    assert set(torch_npu_wheel.STUBBED) == set(torch_npu_wheel.RELEASES)
+    assert set(wheel_release.STUBBED) == set(wheel_targets.RELEASES)
     # headers: by minor, the newest release of the table that ships the ACL launch API
     expected = {
         pairs.minor(row.torch): row.torch_npu for row in pairs.PAIRS if row.torch_npu not in headers.NO_LAUNCH_API

@@ -9,7 +9,7 @@ import argparse
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import provider_choice, torch_npu_wheel
+from npu_inductor_compat.tools.simulated import provider_choice, wheel_release
 from npu_inductor_compat.tools.simulated.provider_choice import STOCK, TORCH_NPU, choose
 
 pytestmark = pytest.mark.once  # tables and text: the installed torch's Inductor plays no part
@@ -21,9 +21,9 @@ PAIRED = {"2.7.1": "2.7.1.post11", "2.9.0": "2.9.0.post9", "2.12.0": "2.12.0.pos
 
 @pytest.fixture
 def three_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(torch_npu_wheel, "STUBBED", STUBBED)
-    monkeypatch.setattr(torch_npu_wheel, "PAIRED", dict(PAIRED))
-    monkeypatch.setattr(torch_npu_wheel, "NOT_YET", {})
+    monkeypatch.setattr(wheel_release, "STUBBED", STUBBED)
+    monkeypatch.setattr(wheel_release, "PAIRED", dict(PAIRED))
+    monkeypatch.setattr(wheel_release, "NOT_YET", {})
     monkeypatch.setattr(provider_choice, "_importable", lambda module: True)  # pyyaml and psutil
 
 
@@ -56,7 +56,7 @@ def test_the_default_on_an_unpaired_torch_is_stock_said_in_one_line(
 
 
 def test_a_stubbed_release_held_back_is_stock_naming_why(monkeypatch: pytest.MonkeyPatch, three_pairs: None) -> None:
-    monkeypatch.setattr(torch_npu_wheel, "NOT_YET", {"2.9.0.post9": "its import needs libhccl"})
+    monkeypatch.setattr(wheel_release, "NOT_YET", {"2.9.0.post9": "its import needs libhccl"})
     choice = choose("2.9.0", None)
     assert choice.provider == STOCK and choice.note is not None
     assert "torch_npu 2.9.0.post9, made for torch 2.9.0, does not run here (its import needs libhccl)" in choice.note

@@ -295,11 +295,13 @@ def _torch_npu_references() -> dict[str, set[str]]:
         for path in (ROOT / folder).rglob("*.py"):
             # the survey itself; the stand-in torch_npu of the codegen command, which names torch_npu's public names
             # only as what it imitates (torch_npu.npu, the fused operators of npu_ops.py and npu_attention.py) or
-            # refuses (its other operators); and the wheel provider, whose
+            # refuses (its other operators); and the wheel provider (torch_npu_wheel.py and its wheel_*.py), whose
             # stub table names torch_npu's *native* symbols (the survey reads Python sources; the provider's own
             # tests fail when a stub goes missing): none of them hooks a torch_npu name
             simulated = ROOT / "tools" / "simulated"
-            imitations = ("standin.py", "npu_ops.py", "npu_attention.py", "torch_npu_wheel.py")
+            provider = ("torch_npu_wheel", "wheel_release", "wheel_stubs", "wheel_depth", "wheel_targets")
+            provider += ("wheel_events", "wheel_records")
+            imitations = ("standin.py", "npu_ops.py", "npu_attention.py", *(f"{name}.py" for name in provider))
             if path == ROOT / "tools" / "survey.py" or path in {simulated / name for name in imitations}:
                 continue
             where = str(path.relative_to(ROOT))

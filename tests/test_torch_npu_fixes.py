@@ -21,8 +21,7 @@ import pytest
 from npu_inductor_compat.common import torch_npu_fixes, torch_npu_late_fixes
 from npu_inductor_compat.patching import Change, Patch, absent_targets
 from npu_inductor_compat.tools import survey, wheel_cache
-from npu_inductor_compat.tools.simulated import torch_npu_wheel
-from npu_inductor_compat.tools.simulated.torch_npu_wheel import WheelUnavailable
+from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable, paired_release, unpacked
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_branch_fixes.py"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
@@ -94,8 +93,8 @@ def wheel_release() -> str:
     import torch
 
     try:
-        release = torch_npu_wheel.paired_release(torch.__version__)
-        torch_npu_wheel.unpacked(release)
+        release = paired_release(torch.__version__)
+        unpacked(release)
     except WheelUnavailable as err:
         pytest.skip(f"no torch_npu release to run on this torch: {err}")
     return release

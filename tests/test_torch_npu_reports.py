@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import torch_npu_wheel
-from npu_inductor_compat.tools.simulated.torch_npu_wheel import WheelUnavailable
+from npu_inductor_compat.tools.simulated import wheel_release
+from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
 
 ROPE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_rope_backward.py"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
@@ -30,8 +30,8 @@ def paired_release(reproduces: tuple[str, ...]) -> str:
     import torch
 
     try:
-        release = torch_npu_wheel.paired_release(torch.__version__)
-        torch_npu_wheel.unpacked(release)
+        release = wheel_release.paired_release(torch.__version__)
+        wheel_release.unpacked(release)
     except WheelUnavailable as err:
         pytest.skip(f"no torch_npu release to run on this torch: {err}")
     if release not in reproduces and not os.environ.get(EVERY_RELEASE):

@@ -25,10 +25,12 @@ import pytest
 
 from npu_inductor_compat.tools.simulated import (
     torch_npu_bridges,
-    torch_npu_wheel,
     triton_ascend_site,
     ttir_check,
     ttir_check_worker,
+    wheel_release,
+    wheel_stubs,
+    wheel_targets,
 )
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.download]
@@ -97,15 +99,15 @@ def paired() -> str:
     import torch
 
     try:
-        paired = torch_npu_wheel.paired_release(torch.__version__)
-    except torch_npu_wheel.WheelUnavailable as err:
+        paired = wheel_release.paired_release(torch.__version__)
+    except wheel_release.WheelUnavailable as err:
         pytest.skip(f"no torch_npu release to run on this torch: {err}")
     missing = [name for name in WHEEL_PYTHON_DEPENDENCIES if importlib.util.find_spec(name) is None]
     if missing:
         pytest.skip(f"torch_npu {paired}'s Python code imports {', '.join(missing)}, not installed here")
     try:
-        torch_npu_wheel.unpacked(paired)
-    except torch_npu_wheel.WheelUnavailable as err:
+        wheel_release.unpacked(paired)
+    except wheel_release.WheelUnavailable as err:
         pytest.skip(f"the torch_npu {paired} wheel cannot be had: {err}")
     try:
         triton_ascend_site.locate()
@@ -117,7 +119,7 @@ def paired() -> str:
 @pytest.fixture(scope="module")
 def release(paired: str) -> str:
     """The paired release, when it has a TTIR check (2.12's scheduling has none: one index kernel, no fallback)."""
-    targets = torch_npu_wheel.release_targets(paired)
+    targets = wheel_targets.release_targets(paired)
     if targets.ttir_check is None:
         pytest.skip(f"torch_npu {paired} has no TTIR check ({targets.layout})")
     return paired
@@ -158,7 +160,7 @@ def test_every_config_of_torch_npus_kernels_lowers_through_its_own_precompile(
     check = summary["kernel_check"]
     assert check["torch_npu"] == paired and check["rejected"] == 0 and check["error"] is None, check
     # the worker's triton is triton-ascend: every stub of a triton-ascend name gives way to the real module
-    triton_stubs = {stub.name for stub in torch_npu_wheel.STUBS if stub.module.partition(".")[0] == "triton"}
+    triton_stubs = {stub.name for stub in wheel_stubs.STUBS if stub.module.partition(".")[0] == "triton"}
     assert "triton.language.extra.ascend:libdevice" in triton_stubs
     assert set(check["unstubbed"]) == triton_stubs, check["unstubbed"]
     assert set(check["bridges"]) <= {bridge.name for bridge in torch_npu_bridges.BRIDGES}
@@ -194,7 +196,7 @@ def test_torch_npus_kernels_pass_its_real_ttir_check(
     ttir = report["ttir_check"]
     assert ttir["starts"] == 1 and ttir["error"] is None and ttir["missing_stubs"] == []
     assert ttir["triton_ascend"] == triton_ascend_site.locate().version and f"torch_npu {release}'s own" in ttir["runs"]
-    triton_stubs = {stub.name for stub in torch_npu_wheel.STUBS if stub.module.partition(".")[0] == "triton"}
+    triton_stubs = {stub.name for stub in wheel_stubs.STUBS if stub.module.partition(".")[0] == "triton"}
     assert set(ttir["unstubbed"]) == triton_stubs, ttir["unstubbed"]
     assert set(ttir["bridges"]) <= {bridge.name for bridge in torch_npu_bridges.BRIDGES}
     assert summary["kernel_check"]["bridges"] == ttir["bridges"]  # the same environment in both workers
@@ -207,7 +209,7 @@ def test_the_worker_answers_passed_failed_and_died_and_starts_afresh(
     out, _, summary = pointwise_run
     name, entry = next(iter(summary["graphs"][-1]["files"]["kernels"].items()))
     source = (out / entry["source"]).read_text().replace(name, PLACEHOLDER)
-    target = torch_npu_wheel.release_targets(release).ttir_check
+    target = wheel_targets.release_targets(release).ttir_check
     assert target is not None
     worker = ttir_check.TtirCheckWorker(release, target)
     try:

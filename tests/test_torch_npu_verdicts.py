@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from npu_inductor_compat.tools import survey, wheel_cache
-from npu_inductor_compat.tools.simulated import torch_npu_wheel
-from npu_inductor_compat.tools.simulated.torch_npu_wheel import WheelUnavailable
+from npu_inductor_compat.tools.simulated import wheel_release
+from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
@@ -34,7 +34,7 @@ CHILD = """
     from npu_inductor_compat.activation import activate, deactivate
     from npu_inductor_compat import torch_line
     from npu_inductor_compat.common import torch_npu_names
-    from npu_inductor_compat.tools.simulated import torch_npu_wheel
+    from npu_inductor_compat.tools.simulated import torch_npu_wheel, wheel_targets
 
     found = {}
     with torch_npu_wheel.wheel_run() as (use, _, _):
@@ -48,7 +48,7 @@ CHILD = """
             name="k_verdict aiv", num_warps=1, shared=0, mix_mode="aiv", parallel_mode="simd", force_simt_only=False,
             workspace_size=4096, lock_num=3, lock_init_val=0, shared_mem_dynamic_size=0,
             # what a triton-ascend newer than 3.2.0 also records, for the releases built for it (is_pure_simt)
-            **dict(torch_npu_wheel.release_targets(use.wheel.tree.version).compiler_fields),
+            **dict(wheel_targets.release_targets(use.wheel.tree.version).compiler_fields),
         )
         launcher = types.SimpleNamespace(
             bin=types.SimpleNamespace(metadata=metadata, num_warps=1, shared=0, asm={"npubin": b"\\0"}),
@@ -96,8 +96,8 @@ def observed() -> tuple[str, dict[str, Any]]:
     import torch
 
     try:
-        release = torch_npu_wheel.paired_release(torch.__version__)
-        torch_npu_wheel.unpacked(release)
+        release = wheel_release.paired_release(torch.__version__)
+        wheel_release.unpacked(release)
     except WheelUnavailable as err:
         pytest.skip(f"no torch_npu release to run on this torch: {err}")
     env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import torch_npu_wheel
-from npu_inductor_compat.tools.simulated.torch_npu_wheel import STUBS, WheelUnavailable
+from npu_inductor_compat.tools.simulated import wheel_release, wheel_stubs, wheel_targets
+from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
+from npu_inductor_compat.tools.simulated.wheel_stubs import STUBS
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pointwise_reduction.py"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
@@ -56,7 +57,7 @@ def test_the_triton_ascend_utils_stubs_answer_as_triton_ascend_3_2_0_does(monkey
 
     from npu_inductor_compat.tools import wheel_cache
 
-    utils_module = torch_npu_wheel.TRITON_ASCEND_UTILS
+    utils_module = wheel_stubs.TRITON_ASCEND_UTILS
     stubs = {stub.attribute: stub.value(None) for stub in STUBS if stub.module == utils_module}  # type: ignore[arg-type]
     assert set(stubs) == {
         "_is_auto_map_parallel_blocks_enabled",
@@ -131,7 +132,7 @@ def test_simulated_kernels_carry_what_triton_ascends_compiler_records() -> None:
 
 
 def test_only_pure_python_members_of_the_wheel_are_unpacked() -> None:
-    keep = torch_npu_wheel._keep
+    keep = wheel_release._keep
     assert keep("torch_npu/_inductor/__init__.py") and keep("torchnpugen/aoti/fallback_ops.py")
     assert keep("torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml")
     for member in (
@@ -143,36 +144,36 @@ def test_only_pure_python_members_of_the_wheel_are_unpacked() -> None:
         "torch_npu/dynamo/torchair/core/_torchair.so",
     ):
         assert not keep(member), member
-    assert torch_npu_wheel._native_module("torch_npu/_C.cpython-311-x86_64-linux-gnu.so") == "torch_npu._C"
-    assert torch_npu_wheel._native_module("torch_npu/lib/libtorch_npu.so") is None
+    assert wheel_release._native_module("torch_npu/_C.cpython-311-x86_64-linux-gnu.so") == "torch_npu._C"
+    assert wheel_release._native_module("torch_npu/lib/libtorch_npu.so") is None
 
 
 def test_a_torch_line_without_a_stubbed_release_is_refused_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(WheelUnavailable, match=r"^torch 2\.15\.0: no torch_npu release is paired with torch 2\.15\.0"):
-        torch_npu_wheel.paired_release("2.15.0")
+        wheel_release.paired_release("2.15.0")
     with pytest.raises(WheelUnavailable, match=r"^torch_npu 2\.8\.0\.post5 \(for torch 2\.8\.0\) is not stubbed yet"):
-        torch_npu_wheel.paired_release("2.8.0")
+        wheel_release.paired_release("2.8.0")
     # a line whose paired release exists but is not stubbed yet says why
-    monkeypatch.setitem(torch_npu_wheel.NOT_YET, "2.13.0", "its native stubs are not written yet")
+    monkeypatch.setitem(wheel_release.NOT_YET, "2.13.0", "its native stubs are not written yet")
     with pytest.raises(WheelUnavailable, match=r"^torch_npu 2\.13\.0: its native stubs are not written yet \("):
-        torch_npu_wheel.paired_release("2.13.0")
+        wheel_release.paired_release("2.13.0")
 
 
 def test_each_stubbed_release_runs_only_on_the_exact_torch_its_metadata_requires() -> None:
     """2.9.0.post9 requires torch 2.9.0 and 2.12.0.post3 torch 2.12.0: another patch release of the same minor (the
     core lines 2.9.1 and 2.12.1) is refused in one line naming the torch to install."""
-    assert torch_npu_wheel.paired_release("2.7.1") == "2.7.1.post11"
-    assert torch_npu_wheel.paired_release("2.9.0") == "2.9.0.post9"
-    assert torch_npu_wheel.paired_release("2.12.0") == "2.12.0.post3"
-    assert torch_npu_wheel.paired_release("2.12.0+cpu") == "2.12.0.post3"  # a local label is the same release
+    assert wheel_release.paired_release("2.7.1") == "2.7.1.post11"
+    assert wheel_release.paired_release("2.9.0") == "2.9.0.post9"
+    assert wheel_release.paired_release("2.12.0") == "2.12.0.post3"
+    assert wheel_release.paired_release("2.12.0+cpu") == "2.12.0.post3"  # a local label is the same release
     with pytest.raises(WheelUnavailable) as refused:
-        torch_npu_wheel.paired_release("2.12.1")
+        wheel_release.paired_release("2.12.1")
     assert str(refused.value) == (
         "torch_npu 2.12.0.post3 requires torch 2.12.0 (its metadata: torch ==2.12.0); this is torch 2.12.1: install "
         "torch==2.12.0 to run it"
     )
     with pytest.raises(WheelUnavailable) as refused:
-        torch_npu_wheel.paired_release("2.9.1")
+        wheel_release.paired_release("2.9.1")
     assert str(refused.value) == (
         "torch_npu 2.9.1 (for torch 2.9.1) is not stubbed yet; torch_npu 2.9.0.post9 requires torch 2.9.0 (its "
         "metadata: torch ==2.9.0+cpu); this is torch 2.9.1: install torch==2.9.0 to run it"
@@ -180,7 +181,7 @@ def test_each_stubbed_release_runs_only_on_the_exact_torch_its_metadata_requires
     assert "\n" not in str(refused.value)
 
 
-def _defines(tree: torch_npu_wheel.WheelTree, target: str) -> bool:
+def _defines(tree: wheel_release.WheelTree, target: str) -> bool:
     """Whether the wheel's source defines ``module:Class.method`` (read, not imported)."""
     import ast
 
@@ -200,14 +201,14 @@ def test_each_paired_release_names_its_record_targets_as_its_wheel_has_them() ->
     target is defined there; where none is named, the release has no such code at all."""
     from npu_inductor_compat.tools import wheel_cache
 
-    assert set(torch_npu_wheel.PAIRED.values()) <= set(torch_npu_wheel.RELEASES)
+    assert set(wheel_release.PAIRED.values()) <= set(wheel_targets.RELEASES)
     checked = 0
-    for release in torch_npu_wheel.PAIRED.values():
+    for release in wheel_release.PAIRED.values():
         if wheel_cache.cached_wheel(release, wheel_cache.default_cache_dir()) is None:
             continue  # not downloaded here (the child tests skip too)
-        tree = torch_npu_wheel.unpacked(release)
+        tree = wheel_release.unpacked(release)
         sources = "\n".join(path.read_text() for path in (tree.package / "_inductor").rglob("*.py"))
-        targets = torch_npu_wheel.release_targets(release)
+        targets = wheel_targets.release_targets(release)
         for target, absent in (
             (targets.ttir_check, "def make_ttir_for_check("),
             (targets.linear_fallback, "no_linear"),
@@ -235,18 +236,18 @@ def test_each_paired_release_names_its_record_targets_as_its_wheel_has_them() ->
 
 # ------------------------------------------------------------------------------------------------ in a child
 @pytest.fixture(scope="module")
-def wheel_tree() -> torch_npu_wheel.WheelTree:
+def wheel_tree() -> wheel_release.WheelTree:
     import torch
 
     try:
-        release = torch_npu_wheel.paired_release(torch.__version__)
+        release = wheel_release.paired_release(torch.__version__)
     except WheelUnavailable as err:
         pytest.skip(f"no torch_npu release to run on this torch: {err}")
     missing = [name for name in WHEEL_PYTHON_DEPENDENCIES if importlib.util.find_spec(name) is None]
     if missing:
         pytest.skip(f"torch_npu {release}'s Python code imports {', '.join(missing)}, not installed here")
     try:
-        return torch_npu_wheel.unpacked(release)
+        return wheel_release.unpacked(release)
     except WheelUnavailable as err:
         pytest.skip(f"the torch_npu {release} wheel cannot be had: {err}")
 
@@ -255,11 +256,11 @@ CHILD = """
     import importlib.metadata, json, runpy, sys
     import torch
     from npu_inductor_compat.activation import activate, deactivate
-    from npu_inductor_compat.tools.simulated import torch_npu_wheel
+    from npu_inductor_compat.tools.simulated import torch_npu_wheel, wheel_stubs
     from npu_inductor_compat.tools.simulated.capture import capturing
 
     example, remove, disable = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-    torch_npu_wheel.STUBS = tuple(stub for stub in torch_npu_wheel.STUBS if stub.name not in remove)
+    wheel_stubs.STUBS = tuple(stub for stub in wheel_stubs.STUBS if stub.name not in remove)
     from torch._dynamo import device_interface
     meta_path, modules = list(sys.meta_path), set(sys.modules)
     def npu_interfaces():
@@ -341,12 +342,10 @@ def assert_restored(result: dict[str, Any]) -> None:
 
 @pytest.mark.subprocess
 @pytest.mark.download
-def test_the_kernels_are_torch_npus_and_nothing_fell_back(
-    wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
-) -> None:
+def test_the_kernels_are_torch_npus_and_nothing_fell_back(wheel_tree: wheel_release.WheelTree, tmp_path: Path) -> None:
     result = run_child(tmp_path)
     assert "error" not in result, result["error"]
-    targets = torch_npu_wheel.release_targets(wheel_tree.version)
+    targets = wheel_targets.release_targets(wheel_tree.version)
     graphs = result["graphs"]
     assert [graph["status"] for graph in graphs] == ["ok", "ok"], graphs
     kernels = {name: source for graph in graphs for name, source in graph["kernels"].items()}
@@ -383,12 +382,10 @@ def test_the_kernels_are_torch_npus_and_nothing_fell_back(
 
 @pytest.mark.subprocess
 @pytest.mark.download
-def test_a_fallback_torch_npu_takes_is_reported_per_kernel(
-    wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
-) -> None:
+def test_a_fallback_torch_npu_takes_is_reported_per_kernel(wheel_tree: wheel_release.WheelTree, tmp_path: Path) -> None:
     # Without the TTIR-check replacement, torch_npu's check fails here (no triton-ascend in this process) and it
     # falls back, logging at debug level only, to its no_linear kernel: the report must say so for each kernel.
-    targets = torch_npu_wheel.release_targets(wheel_tree.version)
+    targets = wheel_targets.release_targets(wheel_tree.version)
     if targets.linear_fallback is None:
         pytest.skip(f"torch_npu {wheel_tree.version} has no linear -> no_linear fallback: {targets.layout}")
     result = run_child(tmp_path, disable=("torch-npu-wheel-ttir-check",))
@@ -409,7 +406,7 @@ def test_a_fallback_torch_npu_takes_is_reported_per_kernel(
 @pytest.mark.subprocess
 @pytest.mark.download
 def test_a_stub_missing_from_the_table_fails_loudly_naming_it(
-    wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
+    wheel_tree: wheel_release.WheelTree, tmp_path: Path
 ) -> None:
     # a stub the release reaches while its backend loads: 2.7's config reads the SoC; 2.9+ register torch_npu's
     # dynamo interface (utils/_dynamo_device.py imports the raw-stream getter)
@@ -431,7 +428,7 @@ def test_a_stub_missing_from_the_table_fails_loudly_naming_it(
 @pytest.mark.subprocess
 @pytest.mark.download
 def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_reports_per_kernel(
-    wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
+    wheel_tree: wheel_release.WheelTree, tmp_path: Path
 ) -> None:
     """`codegen` with no --provider on the torch a torch_npu release requires: torch_npu's released codegen is the
     default there; the real pipeline, through the CLI."""
@@ -452,7 +449,7 @@ def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_re
     }
     assert "stock Inductor generates the kernels" not in done.stderr
     assert summary["torch_npu_standin"]["wheel"]["torch_npu"] == wheel_tree.version
-    targets = torch_npu_wheel.release_targets(wheel_tree.version)
+    targets = wheel_targets.release_targets(wheel_tree.version)
     for graph in summary["graphs"]:
         checked = set(graph["kernels"]) if targets.ttir_check is not None else set()  # one TTIR check per kernel
         assert graph["status"] == "ok" and set(graph["torch_npu_events"]) == checked
@@ -498,7 +495,7 @@ def call_wrapper(cpp: str) -> str:
 @pytest.mark.subprocess
 @pytest.mark.download
 def test_the_cpp_wrapper_is_ours_and_launches_torch_npus_kernels(
-    wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
+    wheel_tree: wheel_release.WheelTree, tmp_path: Path
 ) -> None:
     """With cpp-wrapper-workspace-locks (the default) the C++ wrapper is this package's, launching the kernels
     torch_npu's codegen generates: their grid (GridNpu, torch_npu's heuristics), their runtime-block arguments, the
@@ -516,7 +513,7 @@ def test_the_cpp_wrapper_is_ours_and_launches_torch_npus_kernels(
     launch = call_wrapper((out / graphs[0]["files"]["wrapper"]).read_text())
     assert 'npu_inductor_compat_rt::load_kernel("' in launch and f'", "{kernel}", "aic", cubin_dir_)' in launch
     assert "npu_inductor_compat_rt::Scratch npu_scratch_(" in launch and "allocate_workspace" not in launch
-    if torch_npu_wheel.release_targets(wheel_tree.version).helpers_extension is not None:  # 2.7.1, 2.9, 2.13+
+    if wheel_targets.release_targets(wheel_tree.version).helpers_extension is not None:  # 2.7.1, 2.9, 2.13+
         # the runtime block of torch_npu's first candidate: 1 (2.7.1.post11, 2.9.0.post9), 4 (2.13.0, 2.14.0)
         assert re.search(r"const int64_t X0BLOCK = [1-9]\d*;", launch) and "static_cast<int32_t>(X0BLOCK)" in launch
 
@@ -616,7 +613,7 @@ TORCH_NPU_LAUNCH["2.14.0"] = TORCH_NPU_LAUNCH["2.13.0"]  # read in its generated
 @pytest.mark.subprocess
 @pytest.mark.download
 def test_torch_npus_own_cpp_wrapper_generates_the_launch_as_read_in_its_code(
-    wheel_tree: torch_npu_wheel.WheelTree, tmp_path: Path
+    wheel_tree: wheel_release.WheelTree, tmp_path: Path
 ) -> None:
     """Without this package's C++ wrapper, torch_npu's own (CppWrapperNpu, registered by its backend) generates the
     wrapper; what it generates for each launch point is pinned per release, so a release that changes fails here."""

@@ -237,6 +237,6 @@ def _fix_ids(choice: Any) -> set[str]:
     if choice.release is not None:
         from npu_inductor_compat.tools.simulated import torch_npu_wheel
 
-        # its records depend on the release (torch_npu_wheel.RELEASES); its backend loading is not offered
+        # its records depend on the release (wheel_targets.RELEASES); its backend loading is not offered
         known |= {record.id for record in torch_npu_wheel.provider(release=choice.release).records()}
     return known

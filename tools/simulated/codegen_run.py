@@ -61,12 +61,12 @@ def _provider(inv: Invocation, run_stack: ExitStack, progress: Progress) -> tupl
         run_stack.callback(providers.set_provider, providers.set_provider(device.PROVIDER))
         return torch_npu_standin(), None
     from npu_inductor_compat.patching import ActivationFailed
-    from npu_inductor_compat.tools.simulated import torch_npu_wheel
+    from npu_inductor_compat.tools.simulated import torch_npu_wheel, wheel_release
 
     try:
         with progress.muted():
             deep, _, events = run_stack.enter_context(torch_npu_wheel.wheel_run())
-    except (torch_npu_wheel.WheelUnavailable, ActivationFailed) as err:
+    except (wheel_release.WheelUnavailable, ActivationFailed) as err:
         default = inv.args.provider_choice.requested is None
         hint = " (the default on this torch; --provider stock runs stock Inductor instead)" if default else ""
         print(f"npu_inductor_compat codegen: the torch_npu-wheel provider failed: {err}{hint}", file=sys.stderr)

@@ -23,7 +23,6 @@ from npu_inductor_compat.tools.simulated import (
     device_interface,
     device_memory,
     device_options,
-    device_provider,
     device_random,
     device_state,
     device_streams,
@@ -52,11 +51,6 @@ EXTENSION_SOURCE = Path(__file__).with_name("device_ext.cpp")
 _DEFAULT_PRIVATEUSE1_NAME = "privateuseone"
 _renamed_here = False  # PrivateUse1 renamed by this module (a setup that failed after the rename may be retried)
 SimulatedNpuInterface: type  # device_interface's, created on first access (see __getattr__ below)
-
-# torch_npu_wheel.py reaches these through this module
-_interface_for_provider = device_provider.interface_for_provider
-_triton_key = device_provider.triton_key
-_get_current_raw_stream = device_api._get_current_raw_stream
 
 
 # ------------------------------------------------------------------------------------------------ setup

@@ -8,10 +8,10 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
-from npu_inductor_compat.tools.simulated import pairs, torch_npu_wheel
+from npu_inductor_compat.tools.simulated import pairs, wheel_release
 
 STOCK = "stock"
-TORCH_NPU = torch_npu_wheel.PROVIDER_NAME  # "torch_npu-wheel"
+TORCH_NPU = wheel_release.PROVIDER_NAME  # "torch_npu-wheel"
 PROVIDERS = (STOCK, TORCH_NPU)
 # old --provider names -> the name to use now (simulated-npu: both providers run on the simulated NPU)
 RENAMED = {"simulated-npu": STOCK}
@@ -69,8 +69,8 @@ def choose(torch_version: str, requested: str | None) -> Choice:
     if requested not in (None, TORCH_NPU):
         raise ValueError(f"--provider {requested!r}: valid: {', '.join(PROVIDERS)}")
     try:
-        paired = torch_npu_wheel.paired_release(torch_version)
-    except torch_npu_wheel.WheelUnavailable as err:
+        paired = wheel_release.paired_release(torch_version)
+    except wheel_release.WheelUnavailable as err:
         if requested == TORCH_NPU:
             raise ProviderUnavailable(str(err)) from None
         why = f"the default: no torch_npu release runs on torch {release} here"
@@ -94,7 +94,7 @@ def _importable(module: str) -> bool:
 
 def runnable() -> dict[str, str]:
     """torch release -> the torch_npu release whose codegen runs on it here (stubbed, and not held back)."""
-    return {torch: npu for torch, npu in torch_npu_wheel.PAIRED.items() if npu not in torch_npu_wheel.NOT_YET}
+    return {torch: npu for torch, npu in wheel_release.PAIRED.items() if npu not in wheel_release.NOT_YET}
 
 
 def no_pair_line(torch_version: str) -> str:
@@ -104,7 +104,7 @@ def no_pair_line(torch_version: str) -> str:
     pairs_here = runnable()
     why = f"no torch_npu release requires torch {release}"
     for row in pairs.for_torch(release):
-        held = torch_npu_wheel.NOT_YET.get(row.torch_npu, "its native symbols are not stubbed yet")
+        held = wheel_release.NOT_YET.get(row.torch_npu, "its native symbols are not stubbed yet")
         why = f"torch_npu {row.torch_npu}, made for torch {release}, does not run here ({held})"
     said = f"npu_inductor_compat codegen: stock Inductor generates the kernels: {why}"
     if not pairs_here:

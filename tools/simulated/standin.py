@@ -19,8 +19,9 @@
 # Two depths, one stand-in. The shallow depth (the default) is the above. The deep one,
 # ``torch_npu_standin(depth="wheel")``, is the same stand-in with torch_npu's real pure-Python code behind its
 # ``__path__``: the released wheel paired with the installed torch, unpacked (never installed) by
-# ``torch_npu_wheel.py``, so ``torch_npu._inductor`` and what it imports load from the wheel, native symbols come from
-# that module's stub table, and ``torch_npu`` itself and ``torch_npu.npu`` stay the stand-in and the simulated device.
+# ``wheel_release.py``, so ``torch_npu._inductor`` and what it imports load from the wheel (``wheel_depth.py``), native
+# symbols come from the stub table (``wheel_stubs.py``), and ``torch_npu`` itself and ``torch_npu.npu`` stay the
+# stand-in and the simulated device.
 # At that depth torch's and this package's code are served torch_npu too (activation loads torch_npu's Inductor
 # backend through it), and torch_npu's own code counts as theirs.
 #
@@ -79,7 +80,7 @@ class StandInUse:
     imported: bool = False  # the script imported torch_npu
     not_simulated: list[str] = field(default_factory=list)  # what it asked for that is not simulated, first ask first
     depth: str = "shallow"  # "shallow" or "wheel"
-    wheel: Any = None  # at depth "wheel": the torch_npu_wheel.WheelDepth behind the stand-in
+    wheel: Any = None  # at depth "wheel": the wheel_depth.WheelDepth behind the stand-in
     ops: Any = None  # at the shallow depth, once the script imported torch_npu: npu_ops' torch.library.Library
 
     def summary(self) -> dict[str, Any]:
@@ -246,8 +247,8 @@ DEPTHS = ("shallow", "wheel")
 def torch_npu_standin(depth: str = "shallow", wheel_version: str | None = None) -> Iterator[StandInUse]:
     """Within the block, ``import torch_npu`` gives the stand-in; yields the :class:`StandInUse` it fills.
 
-    ``depth="wheel"`` puts torch_npu's released pure-Python code behind it (``torch_npu_wheel.py``): the release
-    ``wheel_version``, by default the one paired with the installed torch (``torch_npu_wheel.WheelUnavailable``
+    ``depth="wheel"`` puts torch_npu's released pure-Python code behind it (``wheel_depth.py``): the release
+    ``wheel_version``, by default the one paired with the installed torch (``wheel_release.WheelUnavailable``
     when there is none or it cannot be downloaded; raised before anything changes).
 
     On exit (also when the block raises) ``sys.meta_path`` and the ``torch_npu`` entries of ``sys.modules`` are as
@@ -260,9 +261,9 @@ def torch_npu_standin(depth: str = "shallow", wheel_version: str | None = None) 
         raise ValueError(f"torch_npu stand-in depth {depth!r}: valid: {', '.join(DEPTHS)}")
     wheel = None
     if depth == "wheel":
-        from npu_inductor_compat.tools.simulated import torch_npu_wheel
+        from npu_inductor_compat.tools.simulated import wheel_depth
 
-        wheel = torch_npu_wheel.depth_for(wheel_version)
+        wheel = wheel_depth.depth_for(wheel_version)
     elif wheel_version is not None:
         raise ValueError("torch_npu stand-in: wheel_version is for depth='wheel'")
     with _lock:

@@ -19,7 +19,7 @@ from npu_inductor_compat.tools.simulated.triton_ascend_site import is_triton_asc
 class Bridge:
     """A name torch_npu's code reaches in triton-ascend releases newer than the installed one, given to it in a
     worker only where the installed triton-ascend lacks it and the torch_npu release reaches it. Like
-    torch_npu_wheel.py's stub table: who reaches it and why, what the bridge gives, and the real source it stands
+    wheel_stubs.py's stub table: who reaches it and why, what the bridge gives, and the real source it stands
     for; each worker reports the bridges it installed."""
 
     name: str  # "module:attribute", as torch_npu's code reaches it
@@ -133,13 +133,13 @@ def torch_npu_environment(release: str) -> Iterator[dict[str, Any]]:
     ``triton_ascend`` (versions), ``unstubbed`` and ``bridges`` (names)."""
     import triton
 
-    from npu_inductor_compat.tools.simulated import torch_npu_wheel
+    from npu_inductor_compat.tools.simulated import torch_npu_wheel, wheel_stubs
 
     if not is_triton_ascend(Path(triton.__file__).parent.parent):
         raise RuntimeError(f"this worker's triton ({triton.__file__}) is not triton-ascend")
-    unstubbed = [stub.name for stub in torch_npu_wheel.STUBS if _real_in_triton_ascend(stub.module)]
+    unstubbed = [stub.name for stub in wheel_stubs.STUBS if _real_in_triton_ascend(stub.module)]
     # the worker is a process of its own: the table it runs with is the codegen process's, less those entries
-    torch_npu_wheel.STUBS = tuple(stub for stub in torch_npu_wheel.STUBS if stub.name not in unstubbed)
+    wheel_stubs.STUBS = tuple(stub for stub in wheel_stubs.STUBS if stub.name not in unstubbed)
     with torch_npu_wheel.wheel_run(release) as (use, _provider, _events):
         bridged = []
         for bridge in BRIDGES:

@@ -1,0 +1,169 @@
+"""The torch_npu releases the torch_npu-wheel provider runs, and their wheels' pure-Python trees: downloaded once
+into the survey's cache, never installed (no native code, no metadata), unpacked once, atomically."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from npu_inductor_compat.tools.simulated import pairs
+
+__all__ = [
+    "NOT_YET",
+    "PACKAGE",
+    "PAIRED",
+    "PROVIDER_NAME",
+    "STUBBED",
+    "TOP_LEVEL",
+    "WheelTree",
+    "WheelUnavailable",
+    "paired_release",
+    "unpacked",
+]
+
+
+PACKAGE = "torch_npu"
+# The wheel's top-level packages: torch_npu, and torchnpugen (its code generator's tables, pure Python; torch_npu's
+# lowering reads torchnpugen.aoti.fallback_ops)
+TOP_LEVEL = (PACKAGE, "torchnpugen")
+PROVIDER_NAME = "torch_npu-wheel"
+# The torch_npu releases whose _inductor this provider runs: its stubs and RELEASES are checked against these wheels
+# only. Each runs on exactly the torch its wheel's metadata requires (pairs.py), never on another patch release.
+# 2.13.0 and 2.14.0 import with the same named stubs as 2.12.0.post3 (none added: their _inductor reaches no other
+# native symbol on the codegen path).
+STUBBED = ("2.7.1.post11", "2.9.0.post9", "2.12.0.post3", "2.13.0", "2.14.0")
+# torch release -> the stubbed torch_npu release that requires it, e.g. "2.9.0" -> "2.9.0.post9" (from pairs.py)
+PAIRED: dict[str, str] = {pairs.pair(release).torch: release for release in STUBBED}
+# Stubbed releases that do not run yet, and why (torch_npu release -> reason).
+NOT_YET: dict[str, str] = {}
+UNPACKED_DIR = "torch_npu_python"  # beside the survey's wheel cache: <cache>/../torch_npu_python/<version>/torch_npu
+
+
+class WheelUnavailable(RuntimeError):
+    """No torch_npu wheel is paired with this torch, or it cannot be downloaded or unpacked (the message says)."""
+
+
+def paired_release(torch_version: str) -> str:
+    """The stubbed torch_npu release that requires exactly ``torch_version``'s release; WheelUnavailable saying why
+    there is none (for another patch release of a stubbed release's minor: the torch to install instead)."""
+    from npu_inductor_compat.version import parse_release
+
+    release = ".".join(map(str, parse_release(torch_version)))
+    stubbed = f"stubbed: {', '.join(f'{npu} on torch {torch}' for torch, npu in PAIRED.items())}"
+    if release in PAIRED and PAIRED[release] not in NOT_YET:
+        return PAIRED[release]
+    reasons = [f"torch_npu {npu}: {NOT_YET[npu]}" for npu in NOT_YET if pairs.pair(npu).torch == release]
+    reasons += [
+        f"torch_npu {row.torch_npu} (for torch {release}) is not stubbed yet"
+        for row in pairs.for_torch(release)
+        if row.torch_npu not in STUBBED and row.torch_npu not in NOT_YET
+    ]
+    refusals = [
+        pairs.pair(npu).refusal(torch_version)
+        for torch, npu in PAIRED.items()
+        if pairs.minor(torch) == pairs.minor(release) and torch != release
+    ]
+    if not reasons and not refusals:
+        reasons = [f"torch {torch_version}: no torch_npu release is paired with torch {release}"]
+    # a refusal names the torch to install; otherwise the message names the pairs that run
+    raise WheelUnavailable("; ".join(reasons + refusals) if refusals else f"{'; '.join(reasons)} ({stubbed})")
+
+
+@dataclass(frozen=True)
+class WheelTree:
+    """An unpacked torch_npu wheel's pure-Python tree."""
+
+    version: str  # torch_npu's, e.g. "2.7.1.post11"
+    torch: str  # the torch release it is built for (its Requires-Dist), e.g. "2.7.1"
+    root: Path  # holds torch_npu/
+
+    @property
+    def package(self) -> Path:
+        return self.root / PACKAGE
+
+    def native_modules(self) -> frozenset[str]:
+        """The extension modules the wheel ships (never unpacked), e.g. ``torch_npu._C``."""
+        return frozenset((self.root / NATIVE_LIST).read_text().split())
+
+
+def _keep(member: str) -> bool:
+    """The wheel members unpacked: torch_npu's (and torchnpugen's) Python modules and data files, never native code
+    or metadata."""
+    if not member.startswith(tuple(f"{name}/" for name in TOP_LEVEL)) or member.endswith("/"):
+        return False
+    if member.startswith((f"{PACKAGE}/include/", f"{PACKAGE}/lib/", f"{PACKAGE}/bin/")):
+        return False
+    name = member.rsplit("/", 1)[-1]
+    return not (name.endswith((".so", ".a", ".pyd", ".dll")) or ".so." in name)
+
+
+NATIVE_LIST = "NATIVE_MODULES"  # in the unpacked tree: the extension modules the wheel has (not unpacked)
+
+
+def _native_module(member: str) -> str | None:
+    """``torch_npu._C`` for ``torch_npu/_C.cpython-311-x86_64-linux-gnu.so``; None for anything else."""
+    found = re.fullmatch(r"((?:[A-Za-z_]\w*/)*[A-Za-z_]\w*)\.(?:cpython-[^/]*|abi3)\.so", member)
+    if found is None or not member.startswith(tuple(f"{name}/" for name in TOP_LEVEL)):
+        return None
+    return found.group(1).replace("/", ".")
+
+
+def _torch_requirement(archive: zipfile.ZipFile, version: str) -> str:
+    """The torch release the wheel requires, as pairs.py names it (the wheel's pin must be the table's)."""
+    found = [name for name in archive.namelist() if re.fullmatch(r"torch_npu-[^/]+\.dist-info/METADATA", name)]
+    if not found:
+        raise WheelUnavailable(f"torch_npu {version}: the wheel has no dist-info/METADATA")
+    try:
+        pin, row = pairs.requires_torch(archive.read(found[0]).decode("utf-8")), pairs.pair(version)
+    except ValueError as err:
+        raise WheelUnavailable(f"torch_npu {version}: {err}") from err
+    if pin != row.pin:
+        raise WheelUnavailable(f"torch_npu {version}: its metadata requires {pin}, pairs.py says {row.pin}")
+    return row.torch
+
+
+def unpacked(version: str, announce: Callable[[str], None] | None = None) -> WheelTree:
+    """The pure-Python tree of torch_npu ``version``: downloaded (once, into the survey's cache) and unpacked (once,
+    atomically: a half-unpacked tree is never seen) into ``<cache>/../torch_npu_python/<version>``."""
+    from npu_inductor_compat.tools import wheel_cache as survey  # the wheel cache, once part of the survey
+
+    say = announce or (lambda message: print(message, file=sys.stderr, flush=True))
+    wheels = survey.default_cache_dir()
+    target = wheels.parent / UNPACKED_DIR / version
+    marker = target / "TORCH_REQUIREMENT"
+    if not marker.is_file():
+        if survey.cached_wheel(version, wheels) is None:
+            size = survey.published_size(version)
+            how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
+            say(f"downloading the torch_npu {version} wheel ({how_big}) into {wheels}, once (never installed) ...")
+        try:
+            wheel = survey.fetch(version, wheels)
+        except survey.SurveyError as err:
+            raise WheelUnavailable(f"torch_npu {version}: cannot download its wheel: {err}") from err
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with tempfile.TemporaryDirectory(dir=target.parent) as scratch, zipfile.ZipFile(wheel) as archive:
+                torch = _torch_requirement(archive, version)
+                archive.extractall(scratch, [name for name in archive.namelist() if _keep(name)])
+                natives = sorted(filter(None, map(_native_module, archive.namelist())))
+                (Path(scratch) / NATIVE_LIST).write_text("".join(f"{name}\n" for name in natives))
+                (Path(scratch) / marker.name).write_text(torch + "\n")
+                if target.exists():  # a tree another process finished meanwhile (or an unusable leftover)
+                    if marker.is_file():
+                        return _tree(version, target)
+                    raise WheelUnavailable(f"{target} exists without {marker.name}: remove it and retry")
+                os.replace(scratch, target)
+                os.mkdir(scratch)  # TemporaryDirectory removes its (now moved) directory on exit
+        except (OSError, zipfile.BadZipFile) as err:
+            raise WheelUnavailable(f"torch_npu {version}: cannot unpack {wheel}: {err}") from err
+    return _tree(version, target)
+
+
+def _tree(version: str, target: Path) -> WheelTree:
+    return WheelTree(version, (target / "TORCH_REQUIREMENT").read_text().strip(), target)
