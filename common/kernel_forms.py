@@ -8,9 +8,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from npu_inductor_compat.common.layer_shared import DEVICE
 from npu_inductor_compat.patching import Change, Patch, wraps_original
-
-DEVICE = "npu"
 
 
 def _on_npu(node: Any) -> bool:

@@ -12,7 +12,7 @@ from npu_inductor_compat.common.torch_npu_names import TORCH_NPU_HOOKS, Hook
 from npu_inductor_compat.targets import Target
 from npu_inductor_compat.tools import survey_kernel_forms, survey_late_fixes
 from npu_inductor_compat.tools.survey_hooks import Found, lookup
-from npu_inductor_compat.tools.survey_sources import Sources, dotted, module_scope
+from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, Sources, dotted, module_scope
 
 
 @dataclass(frozen=True)
@@ -254,9 +254,6 @@ def _ascendc_partition_hook(sources: Sources) -> Finding:
     if patched and "scheduler_should_partition_override" in text:
         return Finding(True, "ascendc/__init__.py wraps Scheduler.should_partition via the backend's override")
     return Finding(False, "ascendc/__init__.py has no backend should_partition hook")
-
-
-INDEX_KERNEL_FILE = "torch_npu/_inductor/codegen/triton.py"
 
 
 def _index_kernel_method(sources: Sources, method: str) -> ast.FunctionDef | str | None:

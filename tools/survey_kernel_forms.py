@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from npu_inductor_compat.tools.survey_sources import Sources, dotted
-
-INDEX_KERNEL_FILE = "torch_npu/_inductor/codegen/triton.py"
-
-LOWERING_FILE = "torch_npu/_inductor/lowering.py"
+from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, LOWERING_FILE, Sources, dotted
 
 
 def variance_without_welford(sources: Sources) -> tuple[bool, str]:

@@ -7,10 +7,8 @@ import ast
 
 from packaging.version import Version
 
-from npu_inductor_compat.tools.survey_sources import Sources, module_scope
+from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, LOWERING_FILE, Sources, module_scope
 
-INDEX_KERNEL_FILE = "torch_npu/_inductor/codegen/triton.py"
-LOWERING_FILE = "torch_npu/_inductor/lowering.py"
 STRICT_SUM_TORCH = Version("2.14")  # torch's sum lowering passes make_reduction strict_sum from 2.14.0 on
 
 

@@ -14,6 +14,10 @@ from pathlib import Path
 from npu_inductor_compat.dispatch import LINES
 from npu_inductor_compat.version import parse_release
 
+# torch_npu files several survey checks read
+INDEX_KERNEL_FILE = "torch_npu/_inductor/codegen/triton.py"
+LOWERING_FILE = "torch_npu/_inductor/lowering.py"
+
 
 class SurveyError(Exception):
     """A wheel or directory could not be surveyed (not a torch_npu wheel, unreadable), or a download failed."""
