@@ -68,8 +68,17 @@ CHECK_TORCH = (
 )
 
 
+# uv installs no bytecode and the tests run with PYTHONDONTWRITEBYTECODE (nothing written into the tree), so every
+# fresh interpreter the slow tier starts compiled torch's sources again: 8-13 s each on 2 cores. Compiled once here
+# (a rerun only checks timestamps, ~2 s); a file that does not compile is left to the interpreter.
+COMPILE_SITE_PACKAGES = (
+    "import compileall, sysconfig; compileall.compile_dir(sysconfig.get_paths()['purelib'], quiet=2, workers=0)"
+)
+
+
 def _install_line(session: nox.Session, torch: str) -> None:
     session.install(f"torch=={torch}", "-e", ".[test]")
+    session.run("python", "-c", COMPILE_SITE_PACKAGES)
     session.run("python", "-c", CHECK_TORCH, torch)
     session.run(
         "python",
@@ -227,6 +236,7 @@ def corpus(session: nox.Session, torch: str) -> None:
     2.7.1); posargs go to model_corpus, e.g. `-- --provider stock`."""
     packages = (f"torch=={torch}", f"torchvision=={MODEL_LIBRARIES[torch]}", f"transformers=={TRANSFORMERS}")
     session.install(*packages, "-e", ".[models,test]")  # test: pytest, and setuptools for the simulated NPU's build
+    session.run("python", "-c", COMPILE_SITE_PACKAGES)
     session.run("python", "-c", CHECK_TORCH, torch)
     offline = {"HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     session.run("pytest", "-m", "", *MODEL_TESTS, env=offline)
@@ -266,6 +276,7 @@ def torch_npu_wheel(session: nox.Session, torch: str) -> None:
     the branch-only fixes' script into out/torch_npu-<torch>/ (not run by default; of the core lines only 2.7.1 is
     such a pair: on 2.9.1 and 2.12.1 these tests skip, naming the torch to install)."""
     session.install(f"torch=={torch}", "setuptools", "numpy", "-e", ".[test]")
+    session.run("python", "-c", COMPILE_SITE_PACKAGES)
     session.run("python", "-c", CHECK_TORCH, torch)
     tests = (
         "tests/test_torch_npu_wheel.py",
