@@ -38,7 +38,8 @@ def test_a_torch_npu_op_between_two_kernels_reaches_the_stream_in_program_order(
 ) -> None:
     """A Triton kernel, torch_npu's matmul through its C shim (queued work, as op-plugin issues it), a Triton kernel,
     with the queue's consumer not scheduled until the call has returned: each launch goes through the same queue, so
-    the stream runs them in program order and the second kernel is given the product after it was written."""
+    the stream runs them in program order and the second kernel is given the product after it was written (at
+    TASK_QUEUE_ENABLE=2 too: the workspace test below)."""
     found = _run_plan(emulated_npu, _mm_plan(hold_queue=True), tmp_path)
     for call in found["calls"]:
         assert _kernels_around_the_product(call["order"]) == ["launch", "callback", "launch"], call["order"]
@@ -71,6 +72,33 @@ def test_the_ordering_test_fails_against_the_launch_straight_onto_the_stream(emu
     for call in found["calls"]:
         assert _kernels_around_the_product(call["order"]) == ["launch", "launch", "callback"], call["order"]
         assert any("reads memory aclnnMm (issued before it) has not written yet" in h for h in call["hazards"])
+
+
+# the first kernel takes no scratch, the second more workspace than the product's block holds: its request grows it
+GROW = [{}, {"workspace_size": 4 << 20}]
+
+
+@pytest.mark.parametrize("launch", ["queued", "direct"])
+def test_the_workspace_block_grows_under_the_queue_never_under_the_product(
+    emulated_npu: Any, tmp_path: Path, launch: str
+) -> None:
+    """torch_npu's workspace allocator frees its per-stream block when a larger request grows it
+    (NPUWorkspaceAllocator.cpp: synchronise the device, which waits for the stream but not for the task queue, then
+    free). At TASK_QUEUE_ENABLE=2 the product takes its workspace from that block inside its queued work; held there
+    until the call has returned, it still holds the block when the second kernel's larger request comes. Queued too,
+    that request waits behind the product, whose use of the block is on the stream by then. Shown able to fail: the
+    launch straight from the calling thread grows the block under the queued product, which then uses freed memory."""
+    plan = _mm_plan(calls=1, gate_mm=True, scenarios=GROW, **({"launch": "direct"} if launch == "direct" else {}))
+    (call,) = _run_plan(emulated_npu, plan, tmp_path, {"TASK_QUEUE_ENABLE": "2"})["calls"]
+    assert call["acl"].get("aclrtFree", 0) >= 1, call["acl"]  # the block grew: its old memory was freed
+    assert call["errors"] == [], call["errors"]
+    freed = [hazard for hazard in call["hazards"] if hazard.startswith("aclnnMm's workspace uses freed device memory")]
+    if launch == "queued":
+        assert _kernels_around_the_product(call["order"]) == ["launch", "callback", "launch"], call["order"]
+        assert call["hazards"] == [], call["hazards"]
+    else:  # the second kernel also overtakes the product
+        assert _kernels_around_the_product(call["order"]) == ["launch", "launch", "callback"], call["order"]
+        assert freed, call["hazards"]
 
 
 def test_an_acl_error_in_queued_work_surfaces_at_the_next_drain_naming_the_kernel(
@@ -127,6 +155,37 @@ def test_two_host_threads_in_the_wrapper_with_a_small_lock_image_budget(
     assert found["calls"] == 4 * sum(len(mine) for mine in sizes)
     assert found["hazards"] == [], found["hazards"][:5]
     assert found["acl"]["aclrtFreeHost"] >= 10, found["acl"]  # the budget evicted images again and again
+    assert found["acl"].get("aclrtFree", 0) >= 1, found["acl"]  # and the workspace block grew while both ran
+
+
+@pytest.mark.parametrize("launch", ["queued", "before-queue"])
+def test_another_threads_larger_request_never_frees_a_launchs_workspace(
+    emulated_npu: Any, tmp_path: Path, launch: str
+) -> None:
+    """Two host threads with the task queue off, the interleaving forced: the first thread's workspace request, once
+    served, is held until another request is served (2 s at most), and the second thread starts then, asking for more
+    than the block holds. The launch guard keeps the second request out until the first launch is on the stream.
+    Shown able to fail: the launch as this package generated it before the task queue (no guard) lets the second
+    request grow the block, and the first launch is given freed memory."""
+    plan = {
+        "graph": "threads",
+        "record": False,
+        "scenarios": [{"workspace_size": 65536}],
+        "cores": harness.PLAN_CORES,
+        "threads": 2,
+        "iterations": 1,
+        "sizes": [[64], [65536]],
+        "pause": True,
+        **({"launch": launch} if launch != "queued" else {}),
+    }
+    found = _run_plan(emulated_npu, plan, tmp_path, {"TASK_QUEUE_ENABLE": "0"})
+    assert found["errors"] == [], found["errors"]
+    assert found["calls"] == 2
+    assert found["acl"].get("aclrtFree", 0) >= 1, found["acl"]  # the second request grew the block
+    if launch == "queued":
+        assert found["hazards"] == [], found["hazards"][:5]
+    else:
+        assert any("reads freed device memory" in hazard for hazard in found["hazards"]), found["hazards"][:5]
 
 
 # ---------------------------------------------------------------------------------------------- lock images, 2 threads

@@ -23,8 +23,9 @@
 // attributes, the argument bytes, the device memory each argument word points into and the bytes there before the
 // kernel ran); a launched kernel then dirties the device memory its arguments point into (64 KiB from each), as a
 // real one may.
-// Hazards it flags: a launch reading freed memory, a blocking aclrtMemcpy into memory that queued work still uses, a
-// host buffer changed or freed before the aclrtMemcpyAsync that reads it ran.
+// Hazards it flags: a launch (or a torch_npu op's host function, emulated_acl_uses) reading freed memory, a blocking
+// aclrtMemcpy into memory that queued work still uses, a host buffer changed or freed before the aclrtMemcpyAsync
+// that reads it ran.
 #include <acl/acl.h>
 #include <acl/acl_rt.h>
 #include <acl/error_codes/rt_error_codes.h>
@@ -377,6 +378,15 @@ void emulated_acl_expect_write(const void* address, uint64_t bytes, const char* 
 void emulated_acl_written(const void* address) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   state().pending.erase(reinterpret_cast<uintptr_t>(address));
+}
+
+void emulated_acl_uses(const void* address, const char* user) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  const Region* region = region_at(reinterpret_cast<uintptr_t>(address));
+  if (region != nullptr && region->freed) {
+    state().hazards.push_back(std::string(user) + " uses freed device memory (region " + std::to_string(region->id) +
+                              ")");
+  }
 }
 
 int64_t emulated_acl_pinned_bytes(void) { return state().pinned; }

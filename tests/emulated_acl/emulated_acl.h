@@ -34,6 +34,9 @@ void emulated_acl_synchronize_all(void);
 // reaches the stream; a launch that runs before that and is given a pointer into it is a hazard.
 void emulated_acl_expect_write(const void* address, uint64_t bytes, const char* producer);
 void emulated_acl_written(const void* address);
+// A host function on a stream (a torch_npu op's stand-in) uses the device memory at `address` as it runs: a hazard
+// when that memory was freed (`user` names the use).
+void emulated_acl_uses(const void* address, const char* user);
 // Bytes of pinned host memory now and at the most since the start.
 int64_t emulated_acl_pinned_bytes(void);
 int64_t emulated_acl_peak_pinned_bytes(void);

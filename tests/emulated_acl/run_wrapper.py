@@ -18,13 +18,19 @@
 #
 # With "graph": "mm" the graph is a Triton kernel, a torch_npu matmul (torch_npu's C shim) and another Triton kernel,
 # called "calls" times on device 0, with the task queue's consumer held until the call has returned if "hold_queue" is
-# set (a consumer thread not yet scheduled), on stream "stream" of device 0 (default 0: its default stream; the
-# calling thread selects it, as torch.npu.set_stream does); "launch": "direct" generates the launch as this package did
-# before it used the task queue (straight onto the stream from the calling thread), to show what the tests catch.
+# set (a consumer thread not yet scheduled), or with the product's queued work held after it took its workspace until
+# the call has returned if "gate_mm" is set; on stream "stream" of device 0 (default 0: its default stream; the
+# calling thread selects it, as torch.npu.set_stream does). Its kernels take "scenarios" in turn.
+#
+# "launch": "direct" generates the launch as this package did before it used the task queue (straight onto the
+# stream from the calling thread); "launch": "before-queue" the whole launch of that time: also without the launch
+# guard, and with a lock image looked up and copied under two locks. Both show what the tests catch.
 #
 # With "graph": "threads" the four-kernel graph runs on "threads" host threads at once on device 0, each calling it
 # "iterations" times with its own sizes ("sizes": one list per thread), then the device is synchronised; the output
-# gives the calls made, the errors, the hazards and the ACL call counts (no per-call records).
+# gives the calls made, the errors, the hazards and the ACL call counts (no per-call records). With "pause" set, the
+# first thread starts alone and its first workspace request, once served, waits until another is served (2 s at
+# most); the other threads start once it waits.
 
 from __future__ import annotations
 
@@ -65,6 +71,38 @@ def direct_launch() -> None:
         return "\n".join(lines[:start] + body)
 
     npu_cpp_wrapper.render_launch = render
+
+
+def launch_before_the_queue() -> None:
+    """The whole launch as generated before the task queue: direct, without the launch guard, and with each lock
+    image looked up under the images' lock and copied after it was released."""
+    from npu_inductor_compat.common import npu_cpp_wrapper
+
+    direct_launch()
+    direct = npu_cpp_wrapper.render_launch
+    runtime = npu_cpp_wrapper.runtime_source
+
+    def render(*args: Any, **kwargs: Any) -> str:
+        return "\n".join(line for line in direct(*args, **kwargs).splitlines() if "launch_guard(" not in line)
+
+    together = (
+        "  std::lock_guard<std::mutex> hold(lock_images_guard());\n"
+        "  const void* image = lock_image(layout, ordered_init, device, kernel);\n"
+    )
+    split = (
+        "  const void* image = [&] {\n"
+        "    std::lock_guard<std::mutex> hold(lock_images_guard());\n"
+        "    return lock_image(layout, ordered_init, device, kernel);\n"
+        "  }();\n"
+    )
+
+    def runtime_source() -> str:
+        source = runtime()
+        assert together in source, "copy_lock_image changed: update launch_before_the_queue"
+        return source.replace(together, split)
+
+    npu_cpp_wrapper.render_launch = render
+    npu_cpp_wrapper.runtime_source = runtime_source
 
 
 SAVED: dict[str, dict[str, Any]] = {}
@@ -131,6 +169,7 @@ def main() -> None:
     npu.emulated_torch_npu_hold_queue.argtypes = [ctypes.c_int32, ctypes.c_int]
     npu.emulated_torch_npu_set_stream.argtypes = [ctypes.c_int32, ctypes.c_int32]
     npu.emulated_torch_npu_last_error.restype = ctypes.c_char_p
+    npu.emulated_torch_npu_gate_mm.argtypes = [ctypes.c_int]
 
     def synchronize() -> None:
         if npu.emulated_torch_npu_synchronize_device() != 0:
@@ -150,11 +189,13 @@ def main() -> None:
     keep_saved_params()
     if plan.get("launch") == "direct":
         direct_launch()
+    elif plan.get("launch") == "before-queue":
+        launch_before_the_queue()
     if plan.get("graph") == "mm":
         print(json.dumps(run_mm(plan, acl, npu, synchronize)))
         return
     if plan.get("graph") == "threads":
-        print(json.dumps(run_threads(plan, acl, synchronize)))
+        print(json.dumps(run_threads(plan, acl, npu, synchronize)))
         return
     assigned: dict[str, int] = {}
     metadata_for = scenario_of(plan["scenarios"], assigned)
@@ -216,11 +257,10 @@ def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[s
 
     from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
 
-    scenario = plan["scenarios"][0]
     calls = []
     with (
         inductor_config.patch(cpp_wrapper=True, force_disable_caches=True),
-        simulated_metadata(lambda _: dict(scenario)),
+        simulated_metadata(scenario_of(plan["scenarios"], {})),
     ):
         compiled = torch.compile(mm_graph)
         x, w = torch.randn(16, 32).to("npu:0"), torch.randn(32, 16).to("npu:0")
@@ -231,23 +271,26 @@ def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[s
                 npu.emulated_torch_npu_hold_queue(0, 1)
             acl.emulated_acl_fail(plan.get("fail", "").encode())
             acl.emulated_acl_set_capturing(0, int(plan.get("capturing", False)))
+            npu.emulated_torch_npu_gate_mm(int(plan.get("gate_mm", False)))
             errors = []
             for at, step in (("call", lambda: compiled(x, w)), ("synchronize", synchronize)):
                 try:
                     step()
                 except RuntimeError as err:  # where a failure surfaces: at the call, or at the next drain
                     errors.append({"at": at, "message": str(err)})
+                npu.emulated_torch_npu_gate_mm(0)  # the call has returned: the product's work goes on
             acl.emulated_acl_fail(b"")
             acl.emulated_acl_set_capturing(0, 0)
             npu.emulated_torch_npu_hold_queue(0, 0)
             report = json.loads(acl.emulated_acl_report())
-            calls.append({"order": report["order"], "hazards": report["hazards"], "errors": errors})
+            calls.append({"order": report["order"], "hazards": report["hazards"], "errors": errors, "acl": report["calls"]})
     return {"calls": calls}
 
 
-def run_threads(plan: dict[str, Any], acl: Any, synchronize: Any) -> dict[str, Any]:
+def run_threads(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[str, Any]:
     """The graph on several host threads at once (compiled once, before the threads start)."""
     import threading
+    import time
 
     import torch
     import torch._inductor.config as inductor_config
@@ -268,8 +311,17 @@ def run_threads(plan: dict[str, Any], acl: Any, synchronize: Any) -> dict[str, A
         acl.emulated_acl_reset()
         inputs = [[torch.randn(n).to("npu:0") for n in sizes] for sizes in plan["sizes"]]
 
+        pause = plan.get("pause", False)
+        if pause:
+            npu.emulated_torch_npu_pause_next_workspace()
+
         def work(mine: list[Any]) -> None:
-            start.wait()
+            if not pause:
+                start.wait()
+            elif mine is not inputs[0]:  # the first thread's request is held: now the others
+                deadline = time.monotonic() + 30
+                while not npu.emulated_torch_npu_workspace_paused() and time.monotonic() < deadline:
+                    time.sleep(0.001)
             for _ in range(plan["iterations"]):
                 for x in mine:
                     try:

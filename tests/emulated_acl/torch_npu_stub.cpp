@@ -32,13 +32,19 @@
 // is queued work on the current stream); here that queued work puts a host function computing the product on the
 // stream (aclrtLaunchCallback), so the product reads its inputs when the stream gets there, as a kernel would; the
 // stream is the issuing thread's current one when the op is issued (op_api_common.h, EXEC_NPU_CMD:
-// getCurrentNPUStream() is read before the work is queued).
+// getCurrentNPUStream() is read before the work is queued). Its workspace is taken as op-plugin's
+// op_plugin/utils/op_api_common.h takes it: at TASK_QUEUE_ENABLE=2 (EXEC_NPU_CMD_V2) inside the queued work, from
+// the workspace allocator (unsafe_empty_workspace(size, stream) -> allocate_workspace's per-stream block); at 0 and 1
+// (EXEC_NPU_CMD_V1) on the calling thread, from the caching allocator (unsafe_empty_workspace(size)), modelled as
+// device memory of its own that is never given back. The size aclnnMmGetWorkspaceSize answers is this emulation's
+// (kMmWorkspace); the product checks its workspace is still allocated when the stream runs it.
 #include <ATen/ATen.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch_npu/csrc/core/npu/NPUWorkspaceAllocator.h>
 #include <torch_npu/csrc/framework/OpCommand.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -100,6 +106,57 @@ void* workspace_block(uint64_t size, aclrtStream stream) {
 
 void keep(void*) {}  // the deleter frees nothing: the block stays the stream's
 
+// The tests' forced interleavings (nothing real has them): one party is paused at a chosen point until another's
+// step has come in between, or a bound has passed, so a launch that keeps the other out only loses the bound.
+//  - gate_mm: the product's queued work (TASK_QUEUE_ENABLE=2), once it has taken its workspace, waits until the test
+//    disarms the gate; a workspace request from a thread that is no queue's consumer first waits until it has;
+//  - pause_next_workspace: the next workspace request, once served, waits until another request has been served.
+struct Gates {
+  std::mutex lock;
+  std::condition_variable changed;
+  bool mm_armed = false;
+  bool mm_took = false;
+  bool pause_next = false;
+  bool paused = false;
+  uint64_t served = 0;
+};
+
+Gates& gates() {
+  static auto* instance = new Gates();
+  return *instance;
+}
+
+constexpr auto kGateBound = std::chrono::seconds(2);
+thread_local bool consumer_thread = false;
+
+void before_workspace_request() {
+  Gates& g = gates();
+  std::unique_lock<std::mutex> hold(g.lock);
+  if (g.mm_armed && !consumer_thread) g.changed.wait_for(hold, kGateBound, [&] { return g.mm_took; });
+}
+
+void after_workspace_request() {
+  Gates& g = gates();
+  std::unique_lock<std::mutex> hold(g.lock);
+  g.served += 1;
+  g.changed.notify_all();
+  if (!g.pause_next) return;
+  g.pause_next = false;
+  g.paused = true;
+  const uint64_t mine = g.served;
+  g.changed.wait_for(hold, kGateBound, [&] { return g.served > mine; });
+  g.paused = false;
+}
+
+void mm_took_workspace() {
+  Gates& g = gates();
+  std::unique_lock<std::mutex> hold(g.lock);
+  if (!g.mm_armed) return;
+  g.mm_took = true;
+  g.changed.notify_all();
+  g.changed.wait_for(hold, std::chrono::seconds(30), [&] { return !g.mm_armed; });
+}
+
 struct RegisterDeviceSource {
   RegisterDeviceSource() { emulated_acl_set_device_source(&current_device); }
 } register_device_source;
@@ -116,10 +173,12 @@ void set_current_device(int32_t device) {
   guard->setDevice(c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)));
 }
 
-// OptionsManager::GetTaskQueueEnable: read once; ASCEND_LAUNCH_BLOCKING wins; unset means 1.
+// OptionsManager::GetTaskQueueEnable: read once; unset means 1; ASCEND_LAUNCH_BLOCKING wins when it is on, read as
+// GetBoolTypeOption reads it (strtol, any non-zero value is on: "0" and unset are off).
 int64_t task_queue_enable() {
   static const int64_t level = [] {
-    if (std::getenv("ASCEND_LAUNCH_BLOCKING") != nullptr) return int64_t{0};
+    const char* blocking = std::getenv("ASCEND_LAUNCH_BLOCKING");
+    if (blocking != nullptr && std::strtol(blocking, nullptr, 10) != 0) return int64_t{0};
     const char* text = std::getenv("TASK_QUEUE_ENABLE");
     const int64_t value = text == nullptr ? 1 : std::strtol(text, nullptr, 10);
     if (value < 0 || value > 2) throw std::runtime_error("TASK_QUEUE_ENABLE should be 0, 1 or 2");
@@ -167,6 +226,7 @@ class Repository {
  private:
   void consume() {
     set_current_device(device_);  // StartConsume: c10_npu::SetDevice(device_id)
+    consumer_thread = true;
     std::unique_lock<std::mutex> hold(lock_);
     for (;;) {
       changed_.wait(hold, [this] { return !entries_.empty() && (!held_ || draining_ > 0); });
@@ -231,10 +291,14 @@ void drain_all() {
 
 struct MmArgs {
   at::Tensor out, self, mat2;
+  void* workspace = nullptr;
 };
+
+constexpr uint64_t kMmWorkspace = 65536;  // aclnnMmGetWorkspaceSize's answer here (the emulation's choice)
 
 void mm_on_stream(void* data) {
   std::unique_ptr<MmArgs> args(static_cast<MmArgs*>(data));
+  emulated_acl_uses(args->workspace, "aclnnMm's workspace");
   // the stream has reached the product: read the inputs' memory now (host memory underneath)
   auto cpu = [](const at::Tensor& t) {
     return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options().device(at::kCPU));
@@ -251,7 +315,9 @@ namespace native {
 
 at::Tensor allocate_workspace(uint64_t workspace_size, aclrtStream stream) {
   const c10::Device device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(current_device()));
+  before_workspace_request();
   void* data = workspace_size == 0 ? nullptr : workspace_block(workspace_size, stream);
+  after_workspace_request();
   c10::Storage storage(c10::Storage::use_byte_size_t(), workspace_size, c10::DataPtr(data, data, &keep, device),
                        nullptr, false);
   return at::detail::make_tensor<c10::TensorImpl>(std::move(storage),
@@ -292,8 +358,19 @@ extern "C" AOTITorchError aoti_torch_npu_mm_out(AtenTensorHandle out, AtenTensor
   auto* args = new MmArgs{tensor(out), tensor(self), tensor(mat2)};
   aclrtStream stream = current_stream(current_device());
   emulated_acl_expect_write(args->out.data_ptr(), args->out.nbytes(), "aclnnMm");
+  const bool in_queued_work = task_queue_enable() == 2;  // EXEC_NPU_CMD_V2; else V1, on the calling thread
   try {
-    at_npu::native::OpCommand::RunOpApiV2("aclnnMm", [args, stream]() -> int {
+    if (!in_queued_work && aclrtMalloc(&args->workspace, kMmWorkspace, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
+      delete args;  // (the caching allocator's memory: the op's own, never another's)
+      return AOTI_TORCH_FAILURE;
+    }
+    at_npu::native::OpCommand::RunOpApiV2("aclnnMm", [args, stream, in_queued_work]() -> int {
+      at::Tensor workspace;
+      if (in_queued_work) {
+        workspace = at_npu::native::allocate_workspace(kMmWorkspace, stream);
+        args->workspace = const_cast<void*>(workspace.storage().data());
+        mm_took_workspace();
+      }
       return static_cast<int>(aclrtLaunchCallback(&mm_on_stream, args, ACL_CALLBACK_BLOCK, stream));
     });
   } catch (const std::exception&) {
@@ -323,3 +400,24 @@ extern "C" void emulated_torch_npu_hold_queue(int32_t device, int held) { reposi
 
 // torch.npu.set_stream on the calling thread: stream `index` of `device` (0: its default stream).
 extern "C" void emulated_torch_npu_set_stream(int32_t device, int32_t index) { current_stream_index[device] = index; }
+
+// The forced interleavings (see Gates).
+extern "C" void emulated_torch_npu_gate_mm(int armed) {
+  Gates& g = gates();
+  std::lock_guard<std::mutex> hold(g.lock);
+  g.mm_armed = armed != 0;
+  g.mm_took = false;
+  g.changed.notify_all();
+}
+
+extern "C" void emulated_torch_npu_pause_next_workspace(void) {
+  Gates& g = gates();
+  std::lock_guard<std::mutex> hold(g.lock);
+  g.pause_next = true;
+}
+
+extern "C" int emulated_torch_npu_workspace_paused(void) {
+  Gates& g = gates();
+  std::lock_guard<std::mutex> hold(g.lock);
+  return g.paused ? 1 : 0;
+}
