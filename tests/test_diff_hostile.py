@@ -371,3 +371,20 @@ def test_fuzzed_summaries_end_in_a_report_or_exit_2_never_a_traceback(
         assert_refused(code, out, err)
     else:
         assert code in (0, 1) and err == "", (code, err)
+
+
+@pytest.mark.once
+def test_renaming_takes_time_independent_of_the_number_of_kernel_names() -> None:
+    """One regex alternating N names compares each in turn: time N times the text's length."""
+    from npu_inductor_compat.tools.simulated.diff_noise import renamer
+
+    text = ("k1_" + "a" * 39 + " ") * 50_000  # 2 MB of near misses
+    spent = {}
+    for count in (200, 3200):
+        rename = renamer({f"k{i}_" + "a" * 40: f"t{i}" for i in range(count)})
+        started = time.perf_counter()
+        assert rename(text) == text
+        spent[count] = time.perf_counter() - started
+    assert spent[3200] < 3 * spent[200] + 0.2, f"16 times the names: {spent}"
+    # the longest name wins; a name matches as a suffix (C++'s call_<name>), never before a word character
+    assert renamer({"k": "a", "call_k": "b", "kk": "c"})("k call_k kk xk k_") == "a b c xa k_"
