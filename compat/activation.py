@@ -9,7 +9,7 @@ import platform
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from npu_inductor_compat.dispatch import resolve
+from npu_inductor_compat.dispatch import refuse_a_foreign_line, resolve
 from npu_inductor_compat.lines import LineChoice
 from npu_inductor_compat.linespec import Plan
 from npu_inductor_compat.patching import Journal, Patch, PatchError, absent_targets
@@ -88,7 +88,8 @@ def _disable_ids(disable: object) -> tuple[str, ...]:
 def _activate(backend: str | None, disable: Iterable[str], source: str | None) -> dict[str, Any]:
     journal = STATE.journal
     with STATE.lock:
-        spec = resolve()[1]
+        choice, spec = resolve()
+        refuse_a_foreign_line(choice)  # before anything is applied
         line = spec.name
         plan: Plan = spec.backend_plan(backend, source)
         records = fix_records(line)

@@ -69,6 +69,7 @@ def choose_line(version: str | None = None) -> LineChoice:
         raise AssertionError("LINES must end with an open range")
     reason = f"torch {found.release_text}{build_note} from {found.source} is in {line.span}"
     installed, override_warning = _override_check(found, line)
+    installed_line = _installed_line(found, line)
     if override_warning is not None:
         reason += f"; the installed torch is {installed}"
     message = None
@@ -83,11 +84,35 @@ def choose_line(version: str | None = None) -> LineChoice:
                 f"{message}; refused because {STRICT_ENV}=1. Supported: {supported_lines_text()}"
             )
         reason += f"; untested: newer than {newest}.x"
-    return LineChoice(line, found, reason, message, installed, override_warning)
+    return LineChoice(line, found, reason, message, installed, override_warning, installed_line)
 
 
 def _line_for(release: Release) -> Line | None:
     return next((line for line in lines.LINES if line.covers(release)), None)
+
+
+def _installed_line(found: TorchVersion, line: Line) -> Line | None:
+    """The installed torch's line when the override variable chose another one (else None)."""
+    if found.source != TORCH_VERSION_ENV:
+        return None
+    try:
+        own = _line_for(installed_torch().release)
+    except (ImportError, ValueError):
+        return None
+    return None if own is line else own
+
+
+def refuse_a_foreign_line(choice: LineChoice) -> None:
+    """UnsupportedTorchVersion when the override variable chose a line the installed torch is not in: its records
+    patch code that torch does not have (2.7.1's config entries on torch 2.12: a TypeError half-way)."""
+    own = choice.installed_line
+    if own is None:
+        return
+    raise UnsupportedTorchVersion(
+        f"{TORCH_VERSION_ENV}={choice.version.text} chooses {choice.line.module} (torch {choice.line.span}), which "
+        f"does not fit the installed torch {choice.installed} ({own.module}, torch {own.span}); nothing applied. "
+        f"Valid: a version in {own.span} (another build or release of the installed torch's line), or unset it"
+    )
 
 
 def _override_check(found: TorchVersion, line: Line) -> tuple[str | None, str | None]:

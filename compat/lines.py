@@ -101,6 +101,9 @@ class LineChoice:
     # torch's version cannot be read), and the warning resolve() gives when the two releases differ.
     installed: str | None = None
     override_warning: str | None = None
+    # The installed torch's own line when the override chose another one: activate() refuses to apply a line to a
+    # torch it was not written for (None: no override, the same line, or no line supports the installed torch).
+    installed_line: Line | None = None
 
     @property
     def untested(self) -> bool:

@@ -601,6 +601,7 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.once
+@pytest.mark.subprocess
 def test_the_command_is_routed_through_the_package_main(tmp_path: Path) -> None:
     graphs = [Graph(kernels={COS: kernel(COS)})]
     a, b = write_output(tmp_path / "a", graphs), write_output(tmp_path / "b", graphs)

@@ -5,6 +5,7 @@ never a traceback, and nothing outside the two outputs may be read."""
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import os
 import re
@@ -14,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from npu_inductor_compat.tools.simulated import diff
 from npu_inductor_compat.tools.simulated.diff_noise import normalise
+from npu_inductor_compat.tools.simulated.diff_values import text_diff
 from npu_inductor_compat.tools.simulated.output import MANIFEST, MANIFEST_TOOL, SUMMARY
 
 SECRET = "the secret the diff must never print"
@@ -371,3 +373,75 @@ def test_fuzzed_summaries_end_in_a_report_or_exit_2_never_a_traceback(
         assert_refused(code, out, err)
     else:
         assert code in (0, 1) and err == "", (code, err)
+
+
+def _diff_repeated_lines(tmp_path: Path, size: int, capsys: pytest.CaptureFixture[str]) -> tuple[float, str]:
+    """diff of two wrappers of ``size`` characters of two alternating lines, the second differing throughout."""
+    pairs = size // 24
+    a = write_output(tmp_path / f"a{size}")
+    b = write_output(tmp_path / f"b{size}")
+    (a / "graph_0" / "wrapper.py").write_text(WRAPPER + "x = 1  # repeated\ny = 2  # repeated\n" * pairs)
+    (b / "graph_0" / "wrapper.py").write_text(WRAPPER + "x = 1  # repeated\ny = 3  # repeated\n" * pairs)
+    started = time.perf_counter()
+    code, out, err = run(a, b, capsys)
+    spent = time.perf_counter() - started
+    assert code == 1 and err == "", err
+    return spent, out
+
+
+@pytest.mark.once
+def test_wrappers_of_repeated_lines_diff_in_linear_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """difflib's matcher (no junk heuristic) is cubic on repeated lines: 10 KB took 30 s, 20 KB minutes."""
+    spent = {}
+    for size in (10_000, 20_000):
+        spent[size], out = _diff_repeated_lines(tmp_path, size, capsys)
+        # not a speed goal: linear takes a fraction of a second, the old matcher took 30 s at 10 KB
+        assert spent[size] < 20.0, f"{spent[size]:.1f} s for {size} characters: cubic again?"
+    assert spent[20_000] < 3 * spent[10_000] + 1.0, f"doubling the input: {spent}"  # cubic: 8 times
+    pairs = 20_000 // 24
+    assert f"wrapper.py: at most +{2 * pairs - 1} -{2 * pairs - 1} lines" in out, out
+    code = diff.diff_main([str(tmp_path / "a20000"), str(tmp_path / "b20000"), "--verbose"])
+    assert code == 1 and "too repetitive to align in bounded time" in capsys.readouterr().out
+
+
+@pytest.mark.once
+def test_renaming_takes_time_independent_of_the_number_of_kernel_names() -> None:
+    """One regex alternating N names compares each in turn: time N times the text's length."""
+    from npu_inductor_compat.tools.simulated.diff_noise import renamer
+
+    text = ("k1_" + "a" * 39 + " ") * 50_000  # 2 MB of near misses
+    spent = {}
+    for count in (200, 3200):
+        rename = renamer({f"k{i}_" + "a" * 40: f"t{i}" for i in range(count)})
+        started = time.perf_counter()
+        assert rename(text) == text
+        spent[count] = time.perf_counter() - started
+    assert spent[3200] < 3 * spent[200] + 0.2, f"16 times the names: {spent}"
+    # the longest name wins; a name matches as a suffix (C++'s call_<name>), never before a word character
+    assert renamer({"k": "a", "call_k": "b", "kk": "c"})("k call_k kk xk k_") == "a b c xa k_"
+
+
+def _difflib_counts(a: list[str], b: list[str]) -> tuple[int, int]:
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        removed += i2 - i1 if tag in ("replace", "delete") else 0
+        added += j2 - j1 if tag in ("replace", "insert") else 0
+    return added, removed
+
+
+LINES = st.lists(st.sampled_from(["x", "y", "", "    del buf0", "return"]), max_size=260)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=LINES, b=LINES, context=st.integers(0, 4))
+@example(a=["x"] * 300 + ["y"], b=["y"] + ["x"] * 300, context=3)  # difflib's junk heuristic shows 600 lines
+@pytest.mark.once
+def test_the_diff_shown_agrees_with_its_counts(a: list[str], b: list[str], context: int) -> None:
+    """The counts are difflib's (no junk heuristic) and the shown diff has as many + and - lines: it showed
+    unified_diff's, which on 200 lines or more drops lines repeated in over 1% of them and aligns differently."""
+    result = text_diff("".join(line + "\n" for line in a), "".join(line + "\n" for line in b), context, None)
+    assert (result.added, result.removed) == _difflib_counts(a, b)
+    shown = [line[0] for line in result.lines if not line.startswith("@@")]
+    assert (shown.count("+"), shown.count("-")) == (result.added, result.removed)
+    if len(b) < 200 and (result.added or result.removed):  # no junk heuristic: unified_diff's own lines
+        assert result.lines == list(difflib.unified_diff(a, b, n=context, lineterm=""))[2:]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -262,7 +261,7 @@ def test_fetch_uses_the_cache_and_falls_back_to_it(
     monkeypatch.setattr(wheel_cache, "_pip", no_pip)
     assert wheel_cache.fetch("2.9.0.post2", tmp_path) == older
     # a line asks pip (failing here), then takes the newest cached wheel of that line, not 2.9.1
-    monkeypatch.setattr(wheel_cache, "_pip", lambda: [sys.executable, "-c", "import sys; sys.exit('offline')"])
+    monkeypatch.setattr(wheel_cache, "_pip", lambda: ["sh", "-c", "echo offline >&2; exit 1"])
     assert wheel_cache.fetch("2.9.0", tmp_path) == newer
     assert "using cached torch_npu-2.9.0.post10" in capsys.readouterr().err
     with pytest.raises(survey.SurveyError, match="could not download torch_npu==2.8.0.*offline"):

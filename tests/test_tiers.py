@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
+from npu_compat_test_tiers import TIER_MARKS  # tests/tiers.py, loaded by conftest.py
 
 pytestmark = pytest.mark.once  # pytest plugin behaviour: nothing here depends on torch
+ROOT = Path(__file__).resolve().parents[1]
 
 FILES = {
     "test_sample": """
@@ -64,3 +69,38 @@ def test_an_unknown_mark_is_an_error(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\naddopts = -p npu_compat_test_tiers --strict-markers\n")
     pytester.makepyfile(test_typo="import pytest\n@pytest.mark.subprocesss\ndef test_x():\n    pass\n")
     pytester.runpytest().assert_outcomes(errors=1)
+
+
+def _marks(decorators: list[ast.expr]) -> set[str]:
+    """The names of ``@pytest.mark.NAME`` (called or not) among ``decorators``."""
+    found = set()
+    for decorator in decorators:
+        node = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "mark":
+            found.add(node.attr)
+    return found
+
+
+def test_a_test_that_starts_an_interpreter_has_a_tier_mark() -> None:
+    """A fresh interpreter is seconds once it imports torch: the fast tier must not start one (the time limit only
+    catches the tests that happen to be slow on this machine)."""
+    unmarked = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        tree = ast.parse(path.read_text())
+        module = set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                getattr(target, "id", "") == "pytestmark" for target in node.targets
+            ):
+                module |= {part.attr for part in ast.walk(node.value) if isinstance(part, ast.Attribute)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                starts = any(
+                    isinstance(part, ast.Attribute)
+                    and part.attr == "executable"
+                    and getattr(part.value, "id", "") == "sys"
+                    for part in ast.walk(node)
+                )
+                if starts and not (_marks(node.decorator_list) | module) & set(TIER_MARKS):
+                    unmarked.append(f"{path.relative_to(ROOT)}::{node.name}")
+    assert unmarked == [], "start a fresh interpreter without a tier mark (mark them subprocess)"

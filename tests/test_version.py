@@ -202,6 +202,30 @@ def test_an_override_naming_another_release_warns_once_naming_both_and_the_line(
     }
 
 
+@pytest.mark.filterwarnings("ignore::npu_inductor_compat.dispatch.TorchVersionOverrideWarning")
+def test_an_override_choosing_another_line_is_refused_at_activate_before_anything_is_applied(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """2.7.1's records on torch 2.12.1 stopped half-way (TypeError: _ConfigEntry.__init__() missing 'name')."""
+    import torch
+    import torch._inductor.config as inductor_config
+
+    other = _another_release()
+    chosen, own = dispatch.choose_line(other).line, dispatch.choose_line(torch.__version__).line
+    assert chosen is not own
+    before = dict(inductor_config._config)
+    monkeypatch.setenv(version.TORCH_VERSION_ENV, other)
+    with pytest.raises(UnsupportedTorchVersion) as refused:
+        npu_inductor_compat.activate()
+    assert str(refused.value) == (
+        f"{version.TORCH_VERSION_ENV}={other} chooses {chosen.module} (torch {chosen.span}), which does not fit the "
+        f"installed torch {torch.__version__} ({own.module}, torch {own.span}); nothing applied. Valid: a version "
+        f"in {own.span} (another build or release of the installed torch's line), or unset it"
+    )
+    assert dict(inductor_config._config) == before
+    assert npu_inductor_compat.status()["applied"] == [] and not npu_inductor_compat.status()["active"]
+
+
 def test_an_override_of_the_installed_release_as_another_build_does_not_warn(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 

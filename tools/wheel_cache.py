@@ -9,6 +9,8 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
+import zlib
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -18,6 +20,15 @@ from npu_inductor_compat.tools.survey_sources import SurveyError as SurveyError 
 WHEEL_CACHE_ENV = "NPU_INDUCTOR_COMPAT_WHEEL_CACHE"
 # Only the Python sources matter; one platform's wheel is enough.
 WHEEL_PLATFORM = ("--python-version", "3.11", "--platform", "manylinux_2_28_x86_64")
+
+
+# what reading a truncated or corrupt wheel raises: no central directory, a member cut short, a bad CRC or stream
+DAMAGED = (zipfile.BadZipFile, EOFError, zlib.error)
+
+
+def damaged(wheel: Path, err: BaseException) -> str:
+    """The error for a cached wheel that cannot be read: which file to delete (the next run downloads it again)."""
+    return f"the cached wheel {wheel} is damaged ({type(err).__name__}: {err}): delete it, and it is downloaded again"
 
 
 def release_key(version: str) -> Version:

@@ -195,7 +195,7 @@ def compare_kernel(
         "; ".join(f"{side}: {kernel.note}" for side, kernel in (("A", kernel_a), ("B", kernel_b)) if kernel.note)
         or None
     )
-    body = text_diff(body_a, body_b, f"kernels/{name_a}.py", settings.context, settings.cap(BODY_CAP))
+    body = text_diff(body_a, body_b, settings.context, settings.cap(BODY_CAP))
     result.body = body if body.changed else None
     if result.defined_with or result.heuristic or result.launch or result.body:
         result.status = "changed"
@@ -271,7 +271,7 @@ def _compare_wrappers(
         if name not in text_b or name not in text_a:
             results.append(WrapperDiff(name, None, "A" if name in text_a else "B"))
             continue
-        diff = text_diff(text_a[name], rename(text_b[name]), name, settings.context, settings.cap(WRAPPER_CAP))
+        diff = text_diff(text_a[name], rename(text_b[name]), settings.context, settings.cap(WRAPPER_CAP))
         results.append(WrapperDiff(name, diff))
     return results
 

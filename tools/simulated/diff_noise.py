@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 # Every rewrite below takes time linear in the text, whatever it holds: a regex that can start anywhere in a long
 # token and scan to its end before failing takes minutes on one 400 KB line. The patterns only ever find maximal
@@ -100,11 +101,42 @@ def normalise(text: str) -> str:
     return _sorted_masks(text)
 
 
+_TRIE_DEPTH = 100  # branch points along one name that the regex may nest (the re module parses them recursively)
+
+
+def _trie(names: dict[str, str]) -> str:
+    """One regex matching the longest of ``names`` that starts here, as a trie: at each position it compares
+    characters, never each name in turn (an alternation of N names takes time N times the text's length)."""
+    root: dict[str, Any] = {}
+    for name in names:
+        node = root
+        for char in name:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a name ends here ("" is no character)
+
+    def branches(node: dict[str, Any], depth: int) -> str:
+        if depth > _TRIE_DEPTH:
+            raise RecursionError
+        parts = []
+        for char in sorted(key for key in node if key):
+            child, text = node[char], re.escape(char)
+            while len(child) == 1 and "" not in child:  # a run of single characters: no branch to nest
+                ((char, child),) = child.items()
+                text += re.escape(char)
+            parts.append(text + branches(child, depth + 1))
+        if "" in node:
+            parts.append("")  # last: a longer name is tried first
+        return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+
+    try:
+        return branches(root, 0)
+    except RecursionError:  # names nested deeper than the re module parses: the plain alternation, longest first
+        return "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+
+
 def renamer(renames: dict[str, str]) -> Callable[[str], str]:
     """Replace kernel names (B's by A's) in one pass; a name also matches as a suffix (C++'s ``call_<name>``)."""
     if not renames:
         return lambda text: text
-    pattern = re.compile(
-        "(" + "|".join(re.escape(name) for name in sorted(renames, key=len, reverse=True)) + r")(?![A-Za-z0-9_])"
-    )
+    pattern = re.compile("(" + _trie(renames) + r")(?![A-Za-z0-9_])")
     return lambda text: pattern.sub(lambda found: renames[found[1]], text)

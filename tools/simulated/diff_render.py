@@ -118,7 +118,8 @@ def _render_graph(
 
 def _diff_lines(diff: TextDiff) -> list[str]:
     tail = [f"... {diff.omitted} more diff line(s) (--full shows all)"] if diff.omitted else []
-    return diff.lines + tail
+    note = diff.note()
+    return ([f"note: {note}"] if note else []) + diff.lines + tail
 
 
 def _render_kernel(kernel: KernelDiff, value_cap: int | None, shown: set[tuple[str, str, str]]) -> list[str]:

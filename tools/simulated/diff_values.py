@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from npu_inductor_compat.patching import ABSENT  # a key present on one side only: shown as (absent)
+from npu_inductor_compat.tools.simulated.diff_lines import align, unified
 from npu_inductor_compat.tools.simulated.diff_sources import Construct, Unevaluated
 
 
@@ -100,28 +101,38 @@ class TextDiff:
     removed: int
     lines: list[str]  # unified diff, capped
     omitted: int  # diff lines cut by the cap
+    unaligned: int = 0  # lines (of both texts) too repetitive to align within the work cap: replaced whole
 
     @property
     def changed(self) -> bool:
         return bool(self.added or self.removed)
 
     def to_json(self) -> dict[str, Any]:
-        return {"added": self.added, "removed": self.removed, "diff": self.lines, "omitted_lines": self.omitted}
+        result = {"added": self.added, "removed": self.removed, "diff": self.lines, "omitted_lines": self.omitted}
+        return {**result, "unaligned_lines": self.unaligned} if self.unaligned else result
 
     def counts(self) -> str:
-        return f"+{self.added} -{self.removed}"
+        return f"{'at most ' if self.unaligned else ''}+{self.added} -{self.removed}"
+
+    def note(self) -> str | None:
+        if not self.unaligned:
+            return None
+        return (
+            f"{self.unaligned} line(s) too repetitive to align in bounded time: shown as replaced whole, so the "
+            "counts are upper bounds"
+        )
 
 
-def text_diff(a: str, b: str, name: str, context: int, cap: int | None) -> TextDiff:
+def text_diff(a: str, b: str, context: int, cap: int | None) -> TextDiff:
+    """The line diff of two texts (time linear in their size, see diff_lines.py), its unified form capped."""
+    if a == b:
+        return TextDiff(0, 0, [], 0)
     a_lines, b_lines = a.splitlines(), b.splitlines()
-    added = removed = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False).get_opcodes():
-        if tag in ("replace", "delete"):
-            removed += i2 - i1
-        if tag in ("replace", "insert"):
-            added += j2 - j1
+    codes, unaligned = align(a_lines, b_lines)
+    added = sum(j2 - j1 for tag, _, _, j1, j2 in codes if tag in ("replace", "insert"))
+    removed = sum(i2 - i1 for tag, i1, i2, _, _ in codes if tag in ("replace", "delete"))
     if not (added or removed):
         return TextDiff(0, 0, [], 0)
-    lines = list(difflib.unified_diff(a_lines, b_lines, f"A/{name}", f"B/{name}", n=context, lineterm=""))[2:]
+    lines = unified(a_lines, b_lines, codes, context)
     omitted = 0 if cap is None else max(0, len(lines) - cap)
-    return TextDiff(added, removed, lines[:cap] if cap is not None else lines, omitted)
+    return TextDiff(added, removed, lines[:cap] if cap is not None else lines, omitted, unaligned)

@@ -69,14 +69,27 @@ def _installed_include() -> Path | None:
     return None if home is None else Path(home) / "include"
 
 
+UNPACKED = ".unpacked"  # written last into an unpacked include folder: a folder without it is incomplete
+
+
 def _unpack_include(wheel: Path, target: Path) -> None:
+    """Unpack the wheel's torch_npu/include into ``target`` whole or not at all: into a scratch folder, marked
+    UNPACKED, then renamed (an unmarked folder there, left by an unpack that was cut short, is replaced)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch, zipfile.ZipFile(wheel) as archive:
         members = [name for name in archive.namelist() if name.startswith("torch_npu/include/")]
         if not members:
             raise HeaderCheckUnavailable(f"{wheel.name} has no torch_npu/include/")
         archive.extractall(scratch, members)
-        os.replace(Path(scratch) / "torch_npu" / "include", target)  # atomic: a half-unpacked cache is never seen
+        unpacked = Path(scratch) / "torch_npu" / "include"
+        (unpacked / UNPACKED).write_text(f"{wheel.name}\n")
+        if os.path.lexists(target) and not (target / UNPACKED).is_file():
+            os.replace(target, Path(scratch) / "incomplete")  # deleted with the scratch folder
+        try:
+            os.replace(unpacked, target)  # atomic: a half-unpacked folder is never seen
+        except OSError:
+            if not (target / UNPACKED).is_file():
+                raise  # else another run finished the same unpack first
 
 
 def _wheel_headers(version: str) -> HeaderSource:
@@ -84,7 +97,7 @@ def _wheel_headers(version: str) -> HeaderSource:
 
     wheels = wheel_cache.default_cache_dir()
     target = wheels.parent / "torch_npu_include" / version
-    if not target.is_dir():
+    if not (target / UNPACKED).is_file():
         if wheel_cache.cached_wheel(version, wheels) is None:
             size = wheel_cache.published_size(version)
             how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
@@ -95,10 +108,19 @@ def _wheel_headers(version: str) -> HeaderSource:
                 flush=True,
             )
         try:
-            _unpack_include(wheel_cache.fetch(version, wheels), target)
-        except (wheel_cache.SurveyError, OSError, zipfile.BadZipFile) as err:
+            wheel = wheel_cache.fetch(version, wheels)
+        except wheel_cache.SurveyError as err:
             raise HeaderCheckUnavailable(
                 f"downloading torch_npu {version}'s headers failed ({err}); set {INCLUDE_ENV} to its include dir"
+            ) from err
+        try:
+            _unpack_include(wheel, target)
+        except wheel_cache.DAMAGED as err:
+            raise HeaderCheckUnavailable(f"{wheel_cache.damaged(wheel, err)}; or set {INCLUDE_ENV}") from err
+        except OSError as err:
+            raise HeaderCheckUnavailable(
+                f"unpacking torch_npu {version}'s headers into {target} failed ({err}); set {INCLUDE_ENV} to its "
+                "include dir"
             ) from err
     return HeaderSource(target, f"torch_npu {version} wheel")
 

@@ -160,7 +160,9 @@ def unpacked(version: str, announce: Callable[[str], None] | None = None) -> Whe
                     raise WheelUnavailable(f"{target} exists without {marker.name}: remove it and retry")
                 os.replace(scratch, target)
                 os.mkdir(scratch)  # TemporaryDirectory removes its (now moved) directory on exit
-        except (OSError, zipfile.BadZipFile) as err:
+        except survey.DAMAGED as err:
+            raise WheelUnavailable(f"torch_npu {version}: {survey.damaged(wheel, err)}") from err
+        except OSError as err:
             raise WheelUnavailable(f"torch_npu {version}: cannot unpack {wheel}: {err}") from err
     return _tree(version, target)
 

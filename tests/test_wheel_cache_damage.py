@@ -1,0 +1,54 @@
+"""A damaged wheel cache (an include folder an unpack left incomplete, a truncated wheel) is repaired or named, never
+blamed on the generated code; on crafted cache folders, without a network."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from npu_inductor_compat.tools import wheel_cache
+from npu_inductor_compat.tools.simulated import headers, wheel_release
+
+pytestmark = pytest.mark.once
+VERSION = "2.9.0.post9"  # exact (a post release): a cached wheel is used without asking the index
+HEADER = "torch_npu/include/torch_npu/csrc/core/npu/NPUStream.h"
+
+
+def cached_wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    wheels = tmp_path / "torch_npu_wheels"
+    wheels.mkdir()
+    monkeypatch.setenv(wheel_cache.WHEEL_CACHE_ENV, str(wheels))
+    wheel = wheels / f"torch_npu-{VERSION}-cp311-cp311-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(HEADER, "#pragma once\n" + "// padding\n" * 2000)
+        archive.writestr("torch_npu/__init__.py", "")
+    return wheel
+
+
+def test_an_include_folder_an_unpack_left_incomplete_is_unpacked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cached_wheel(tmp_path, monkeypatch)
+    incomplete = tmp_path / "torch_npu_include" / VERSION
+    (incomplete / "torch_npu").mkdir(parents=True)  # the folder, without the header
+    found = headers._wheel_headers(VERSION)
+    assert found.include == incomplete
+    assert (incomplete / HEADER.removeprefix("torch_npu/include/")).is_file()
+    assert sorted(path.name for path in incomplete.parent.iterdir()) == [VERSION]  # no scratch folder left
+    assert headers._wheel_headers(VERSION).include == incomplete  # complete now: used as it is
+
+
+def test_a_truncated_wheel_is_an_error_naming_the_file_to_delete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheel = cached_wheel(tmp_path, monkeypatch)
+    wheel.write_bytes(wheel.read_bytes()[: wheel.stat().st_size // 2])
+    with pytest.raises(headers.HeaderCheckUnavailable) as refused:
+        headers._wheel_headers(VERSION)
+    assert f"the cached wheel {wheel} is damaged (BadZipFile: " in str(refused.value)
+    assert "delete it, and it is downloaded again" in str(refused.value)
+    assert not (tmp_path / "torch_npu_include" / VERSION).exists()
+    with pytest.raises(wheel_release.WheelUnavailable, match=f"the cached wheel {wheel} is damaged .*delete it"):
+        wheel_release.unpacked(VERSION, announce=lambda message: None)
