@@ -283,7 +283,9 @@ def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[s
             acl.emulated_acl_set_capturing(0, 0)
             npu.emulated_torch_npu_hold_queue(0, 0)
             report = json.loads(acl.emulated_acl_report())
-            calls.append({"order": report["order"], "hazards": report["hazards"], "errors": errors, "acl": report["calls"]})
+            calls.append(
+                {"order": report["order"], "hazards": report["hazards"], "errors": errors, "acl": report["calls"]}
+            )
     return {"calls": calls}
 
 
