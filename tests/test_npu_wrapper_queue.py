@@ -47,7 +47,10 @@ def test_a_torch_npu_op_between_two_kernels_reaches_the_stream_in_program_order(
 
 
 def test_with_the_queue_off_the_order_is_the_same(emulated_npu: Any, tmp_path: Path) -> None:
-    found = _run_plan(emulated_npu, _mm_plan(), tmp_path, {"TASK_QUEUE_ENABLE": "0"})
+    """ASCEND_LAUNCH_BLOCKING=1 turns the queue off whatever TASK_QUEUE_ENABLE says (OptionsManager.cpp): every
+    launch and the product run on the calling thread, in program order (TASK_QUEUE_ENABLE=0: the threads below)."""
+    env = {"TASK_QUEUE_ENABLE": "2", "ASCEND_LAUNCH_BLOCKING": "1"}
+    found = _run_plan(emulated_npu, _mm_plan(), tmp_path, env)
     for call in found["calls"]:
         assert _kernels_around_the_product(call["order"]) == ["launch", "callback", "launch"], call["order"]
         assert call["hazards"] == [], call["hazards"]
@@ -67,8 +70,9 @@ def test_a_stream_the_user_selects_gets_every_launch_and_the_product(emulated_np
 def test_the_ordering_test_fails_against_the_launch_straight_onto_the_stream(emulated_npu: Any, tmp_path: Path) -> None:
     """Shown able to fail: the launch as this package generated it before (from the calling thread, straight onto
     the stream) overtakes the queued product: the second kernel runs before the product and reads what it has not
-    written yet."""
-    found = _run_plan(emulated_npu, _mm_plan(hold_queue=True, launch="direct"), tmp_path)
+    written yet. (ASCEND_LAUNCH_BLOCKING=0 leaves the queue on, as OptionsManager.cpp reads it.)"""
+    plan = _mm_plan(hold_queue=True, launch="direct")
+    found = _run_plan(emulated_npu, plan, tmp_path, {"ASCEND_LAUNCH_BLOCKING": "0"})
     for call in found["calls"]:
         assert _kernels_around_the_product(call["order"]) == ["launch", "launch", "callback"], call["order"]
         assert any("reads memory aclnnMm (issued before it) has not written yet" in h for h in call["hazards"])
@@ -236,6 +240,20 @@ extern "C" int race(int split) {
   return static_cast<const int64_t*>(locks_a)[0] == 7 ? 0 : 2;  // what kernel_a's locks start at
 }
 
+// Two launches on device 0, one given device memory 32 bytes past an allocation's start, one its start.
+extern "C" int misaligned() {
+  void* base = nullptr;
+  aclrtFuncHandle kernel = nullptr;
+  if (aclrtMalloc(&base, 4096, ACL_MEM_MALLOC_HUGE_ONLY)) return 1;
+  if (aclrtBinaryGetFunction(nullptr, "kernel_a", &kernel)) return 1;
+  for (void* arg : {static_cast<void*>(static_cast<char*>(base) + 32), base}) {
+    aclrtStream stream = emulated_acl_stream(0);
+    if (aclrtLaunchKernelWithHostArgs(kernel, 1, stream, nullptr, &arg, sizeof(arg), nullptr, 0)) return 1;
+  }
+  emulated_acl_synchronize_all();
+  return 0;
+}
+
 // blockDim of an all-blocks-parallel launch of 65535 blocks on device 0, or -1 and the error.
 extern "C" long long capped(int vector, char* error, int size) {
   try {
@@ -263,6 +281,8 @@ race = ctypes.CDLL(sys.argv[1])
 acl = ctypes.CDLL(sys.argv[2])
 acl.emulated_acl_report.restype = ctypes.c_char_p
 code = race.race(int(sys.argv[3])) if sys.argv[3] in ("0", "1") else None
+if sys.argv[3] == "misaligned":
+    code = race.misaligned()
 if sys.argv[3] == "cores":  # the same process for every value: the runtime reads NPU_DEVICE_LIMIT at each launch
     import os
     acl.emulated_acl_set_cores.argtypes = [ctypes.c_int32, ctypes.c_int64, ctypes.c_int64]
@@ -347,6 +367,16 @@ def test_a_lock_image_is_never_freed_between_its_look_up_and_its_copy(runtime_pr
     assert {key: together[key] for key in ("code", "hazards", "frees")} == {"code": 0, "hazards": [], "frees": 1}
     assert split["frees"] == 1 and split["code"] == 2, split
     assert "aclrtMemcpyAsync queued from a host buffer aclrtFreeHost already freed" in split["hazards"]
+
+
+def test_a_launch_given_device_memory_off_acls_alignment_is_flagged(runtime_program: Any) -> None:
+    """The emulated ACL's alignment check, shown able to fire: every hazard-free launch in the wrapper tests means
+    something only if a pointer 32 bytes into an allocation (ACL starts each on 64 bytes) is caught."""
+    found = runtime_program("misaligned")
+    assert found["code"] == 0, found
+    (hazard,) = found["hazards"]
+    assert hazard.startswith("launch of kernel_a is given device memory off a 64-byte boundary (argument at byte 0,")
+    assert hazard.endswith(" offset 32)"), hazard
 
 
 def test_the_lock_image_budget_is_64_mib_unless_set_and_a_bad_value_names_itself(runtime_program: Any) -> None:
