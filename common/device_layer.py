@@ -1,5 +1,5 @@
-"""The device layer (every backend): "npu" device op overrides, DEVICE_TO_ATEN, the dynamo device interface and
-flex_attention's device check, as journal records; where torch lines differ, a record asks the line's adapters."""
+"""The device layer (every backend): "npu" device op overrides, DEVICE_TO_ATEN, the dynamo device interface,
+flex_attention's device check and the lazy-backward guard, as journal records; lines differ through the adapters."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.common.layer_shared import CODEGEN_COMMON, DEVICE, PR_40264, same_wrapper_for_every_consumer
+from npu_inductor_compat.common.lazy_backward import RECORD as LAZY_BACKWARD_RECORD
 from npu_inductor_compat.common.providers import DeviceProvider
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
@@ -161,4 +162,5 @@ def device_layer(provider: DeviceProvider, adapters: LineAdapters) -> tuple[Patc
             remove_when="upstream flex_attention accepts PrivateUse1 devices",
             changes=(Change("torch.nn.attention.flex_attention:_validate_device", _flex_accepts_npu),),
         ),
+        LAZY_BACKWARD_RECORD,
     )

@@ -161,7 +161,10 @@ def is_active() -> bool:
 
 
 def deactivate() -> list[str]:
-    """Undo everything activate() applied, last first, and disarm zero-touch activation. Returns the ids undone."""
+    """Undo everything activate() applied, last first, and disarm zero-touch activation. Returns the ids undone.
+
+    An npu graph's backward compiled after this (at its first ``.backward()``) raises CompiledAfterDeactivate.
+    """
     with STATE.lock:
         undone = STATE.journal.undo()
         STATE.disarm_autoload()

@@ -196,3 +196,43 @@ def test_probe_that_raises_is_an_error_naming_the_record(fake_provider: Any, mon
     with pytest.raises(PatchError, match="'bad-probe'.*ZeroDivisionError"):
         npu_inductor_compat.activate()
     assert applied_ids() == set()
+
+
+BACKWARD_AFTER_DEACTIVATE = r"""
+import json, torch
+import npu_inductor_compat
+from npu_inductor_compat.tools.simulated import device
+from npu_inductor_compat.tools.simulated.capture import capturing
+
+device.setup()
+npu_inductor_compat.activate()
+weight = torch.randn(8, device="npu", requires_grad=True)
+compiled = torch.compile(lambda x: (x * weight).sin(), options={"fx_graph_cache": False})
+with capturing():
+    out = compiled(torch.randn(8, device="npu"))
+    npu_inductor_compat.deactivate()
+    try:
+        out.sum().backward()
+    except Exception as err:
+        refused = [type(err).__name__, str(err)]
+    else:
+        refused = None
+    npu_inductor_compat.activate()
+    compiled(torch.randn(8, device="npu")).sum().backward()
+print(json.dumps({"refused": refused, "grad": weight.grad is not None}))
+"""
+
+
+@pytest.mark.subprocess
+def test_a_backward_compiled_after_deactivate_is_refused_saying_to_activate_again(run_python: Any) -> None:
+    """AOTAutograd compiles a backward at its first .backward(): after deactivate() that compile would run stock
+    Inductor on npu tensors (KeyError: 'npu'). It is refused naming deactivate() and activate(); activated again,
+    the same compiled function's backward compiles."""
+    done = run_python(BACKWARD_AFTER_DEACTIVATE)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["refused"] is not None, "the backward compiled after deactivate()"
+    kind, message = found["refused"]
+    assert kind == "CompiledAfterDeactivate", message
+    assert "backward" in message and "deactivate()" in message and "activate() again" in message
+    assert found["grad"] is True

@@ -13,7 +13,13 @@ import npu_inductor_compat
 from npu_inductor_compat.common import ascendc_layer, backend_table, backends, triton_layers
 
 CONFIG_IDS = {"npu-backend-option", "npu-backend-per-compile"}
-DEVICE_IDS = {"npu-device-op-overrides", "npu-device-to-aten", "npu-device-interface", "npu-flex-attention-device"}
+DEVICE_IDS = {
+    "npu-device-op-overrides",
+    "npu-device-to-aten",
+    "npu-device-interface",
+    "npu-flex-attention-device",
+    "npu-backward-needs-activation",
+}
 TRITON_FAMILY_IDS = {
     "triton-has-triton-npu",
     "triton-gpu-types-npu",

@@ -104,12 +104,23 @@ def test_the_console_script_is_installed_and_is_the_same_command() -> None:
 
 @pytest.mark.parametrize("text", ["lock_init_val=1,lock_init_value=7", "lock_init_value=7, lock_init_val=1"])
 @pytest.mark.once
-def test_kernel_metadata_refuses_both_names_of_the_lock_initial_value(text: str) -> None:
+def test_kernel_metadata_refuses_both_names_of_the_lock_initial_value(
+    text: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At the parser, and through `codegen`'s entry: a usage error (exit 2) before anything runs or is written."""
     from npu_inductor_compat.tools.simulated.codegen_args import parse_kernel_metadata
 
     with pytest.raises(ValueError, match="lock_init_val.+lock_init_value.+name the same field.+give one"):
         parse_kernel_metadata(text)
     assert parse_kernel_metadata("lock_init_value=7") == {"lock_init_value": 7}
+    script, out = tmp_path / "script.py", tmp_path / "out"
+    script.write_text("raise SystemExit('the script ran')\n")
+    with pytest.raises(SystemExit) as caught:
+        main(["codegen", str(script), "--out", str(out), "--cpp-wrapper", "--kernel-metadata", text])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert re.search(r"--kernel-metadata: lock_init_val(ue)? and lock_init_val(ue)? name the same field", err), err
+    assert "give one of them" in err and not out.exists()
 
 
 @pytest.mark.parametrize("where", ["a directory", "in a missing folder"])

@@ -377,12 +377,34 @@ def test_a_script_that_forks_writes_the_output_once(tmp_path: Path) -> None:
     assert len(summary["graphs"]) == 1 and on_disk(out) == set(listed(out)) == set(summary["files"])
 
 
+# Appended to the script: codegen's first write of an output file after the script (a graph's) stops with its
+# partial file complete but not yet renamed, says so in STARTED and waits there to be signalled.
+STOP_MID_WRITE = """
+import os, time
+from npu_inductor_compat.tools.simulated import output
+
+real_replace = os.replace
+
+
+def replace(src, dst, *args, **kwargs):
+    if dst != output.MANIFEST and src == output.partial_name(dst):
+        open(STARTED, "w").close()
+        time.sleep(600)
+    return real_replace(src, dst, *args, **kwargs)
+
+
+os.replace = replace
+"""
+
+
 @pytest.mark.subprocess
 def test_sigterm_to_codegen_ends_the_run_and_leaves_nothing_unlisted(tmp_path: Path) -> None:
+    """SIGTERM while codegen writes the graphs' files: the run ends saying so, and every file it left in --out (the
+    partial file it was writing included) is in the manifest, so the next run can delete it."""
     out = tmp_path / "out"
     script = tmp_path / "script.py"
     started = tmp_path / "started"
-    script.write_text(COMPILES + f"import time\nopen({str(started)!r}, 'w').close()\ntime.sleep(600)\n")
+    script.write_text(COMPILES + STOP_MID_WRITE.replace("STARTED", repr(str(started))))
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), "--quiet"]
     command += ["--provider", "stock"]  # stock Inductor, whatever the default on this torch
     run = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
@@ -395,8 +417,12 @@ def test_sigterm_to_codegen_ends_the_run_and_leaves_nothing_unlisted(tmp_path: P
         _, err = run.communicate(timeout=60)
     finally:
         run.kill()
+    assert started.exists(), err[-3000:]
     assert run.returncode == 1 and "the run was killed by SIGTERM" in err, err[-3000:]
     assert not (out / output_module.LOCK).exists()
+    left = on_disk(out)
+    assert any(name.endswith(".partial") for name in left), left  # stopped mid-write, not before or after it
+    assert left <= set(listed(out)), left - set(listed(out))
 
 
 THREADED = textwrap.dedent(
