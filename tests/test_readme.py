@@ -1,0 +1,41 @@
+"""The README's shape: under 250 lines, a quick start of at most 15 lines first, and the two set-up commands."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.once  # the README read as text: nothing here depends on torch's Inductor
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _sections(text: str) -> list[tuple[str, list[str]]]:
+    sections: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("## "):
+            sections.append((line[3:].strip(), []))
+        elif sections:
+            sections[-1][1].append(line)
+    return sections
+
+
+def test_the_readme_stays_short_and_opens_with_a_quick_start() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 250, "README.md has grown past 250 lines: move detail into docs/"
+    sections = _sections(text)
+    assert sections and sections[0][0] == "Quick start", f"the first section is {sections[0][0]!r}, not Quick start"
+    body = list(sections[0][1])
+    while body and not body[-1].strip():
+        body.pop()
+    assert len(body) <= 15, f"the quick start has {len(body)} lines (at most 15)"
+    assert any("codegen" in line and "--check-kernels" in line and "examples/models/" in line for line in body)
+
+
+def test_set_up_keeps_exactly_the_two_commands_a_newcomer_needs() -> None:
+    sections = dict(_sections(README.read_text(encoding="utf-8")))
+    blocks = re.findall(r"```bash\n(.*?)```", "\n".join(sections["Set up"]), flags=re.S)
+    commands = [line for block in blocks for line in block.splitlines() if line.strip()]
+    assert commands == ["pip install -e . && python -m npu_inductor_compat", "pip install nox uv && nox"], commands
