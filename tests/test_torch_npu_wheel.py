@@ -308,10 +308,12 @@ CHILD = """
 """
 
 
-def run_child(cwd: Path, remove: tuple[str, ...] = (), disable: tuple[str, ...] = ()) -> dict[str, Any]:
+def run_child(
+    cwd: Path, remove: tuple[str, ...] = (), disable: tuple[str, ...] = (), example: Path = EXAMPLE
+) -> dict[str, Any]:
     env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(CHILD), str(EXAMPLE), json.dumps(remove), json.dumps(disable)],
+        [sys.executable, "-c", textwrap.dedent(CHILD), str(example), json.dumps(remove), json.dumps(disable)],
         capture_output=True,
         text=True,
         env=env,
@@ -378,6 +380,42 @@ def test_the_kernels_are_torch_npus_and_nothing_fell_back(wheel_tree: wheel_rele
     assert_restored(result)
     # the unpacked tree holds no native code and no distribution metadata
     assert not list(wheel_tree.root.rglob("*.so")) and not list(wheel_tree.root.glob("*.dist-info"))
+
+
+# What transformers' npu_flash_attention.py does on an Ascend host: torch_npu.npu_fusion_attention on tensors that
+# require grad, then backward. The result is checked against torch's own attention on the CPU.
+EAGER_ATTENTION = """
+import torch
+import torch_npu
+
+q, k, v = (torch.randn(1, 2, 4, 8, generator=torch.Generator().manual_seed(i)) for i in range(3))
+leaves = [t.to("npu").requires_grad_() for t in (q, k, v)]
+out = torch_npu.npu_fusion_attention(*leaves, 2, "BNSD", scale=0.25)[0]
+out.sum().backward()
+cpu = [t.clone().requires_grad_() for t in (q, k, v)]
+expected = torch.nn.functional.scaled_dot_product_attention(*cpu, scale=0.25)
+expected.sum().backward()
+torch.testing.assert_close(out.cpu(), expected)
+for leaf, reference in zip(leaves, cpu):
+    torch.testing.assert_close(leaf.grad.cpu(), reference.grad)
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.download
+def test_torch_npus_own_fused_attention_schema_runs_eagerly_with_its_backward(
+    wheel_tree: wheel_release.WheelTree, tmp_path: Path
+) -> None:
+    """torch_npu's schema (its wheel's yaml) with the reference kernel and autograd, as its native op-plugin
+    registrations give on a host: without them an eager call finds no kernel for Autogradnpu (torch 2.7.1)."""
+    script = tmp_path / "script" / "attention.py"
+    script.parent.mkdir()
+    script.write_text(EAGER_ATTENTION)
+    (tmp_path / "cwd").mkdir()
+    result = run_child(tmp_path / "cwd", example=script)
+    assert "error" not in result, result["error"]
+    assert result["standin"]["wheel"]["schema_failures"] == []
+    assert_restored(result)
 
 
 @pytest.mark.subprocess

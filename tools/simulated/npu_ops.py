@@ -19,7 +19,7 @@ from npu_inductor_compat.tools.simulated.npu_attention import (
     _refuse,
 )
 
-__all__ = ["NAMES", "SCHEMAS", "NotSimulatedArgument", "register"]
+__all__ = ["NAMES", "SCHEMAS", "NotSimulatedArgument", "implement_defined", "register"]
 
 # torch_npu's schemas, from Ascend/op-plugin op_plugin/config/op_plugin_functions.yaml (the yaml torch_npu builds its
 # npu:: operators from; read at commit 517f2e7d of its master branch). Each kernel below cites its documentation.
@@ -321,16 +321,56 @@ def register() -> Any:
     try:
         for schema in SCHEMAS.values():
             library.define(schema)
-        for name, (kernel, fake) in KERNELS.items():
-            library.impl(name, kernel, "CompositeExplicitAutograd")
-            torch.library.register_fake(f"npu::{name}", fake, lib=library)
-        for name, (setup, backward) in AUTOGRAD.items():
-            torch.library.register_autograd(f"npu::{name}", backward, setup_context=setup, lib=library)
-        # the backward operators have no derivative (no double backward) but need an autograd kernel: torch 2.9's
-        # Python dispatcher finds none for AutogradPrivateUse1 while tracing a backward graph
-        for name in sorted(set(KERNELS) - set(AUTOGRAD)):
-            library.impl(name, _below_autograd(name), "Autograd")
+        _implement(library, set(KERNELS))
     except BaseException:
         library._destroy()
         raise
     return library
+
+
+def implement_defined() -> tuple[Any, list[str]]:
+    """Give torch_npu's own ``npu::`` schemas (defined from its wheel's yaml) the same kernels and autograd, as its
+    native op-plugin registrations do on a host; a fake kernel only where torch_npu registered no Meta kernel.
+    Returns the IMPL library and the operators left alone, each with why (absent, or a schema other than ours)."""
+    import torch
+
+    skipped: list[str] = []
+    fake: set[str] = set()
+    chosen: dict[str, str] = {}
+    for name, schema in SCHEMAS.items():
+        packet = getattr(torch.ops.npu, name, None) if name in KERNELS else None
+        found = None if packet is None else str(packet.default._schema)
+        if found is None:
+            skipped.append(f"npu::{name}: the wheel defines no such operator")
+        elif packet.default._schema != torch._C.parse_schema(f"npu::{schema}"):
+            skipped.append(f"npu::{name}: the wheel's schema {found!r} is not the reference kernel's")
+        else:
+            chosen[name] = schema
+            if not torch._C._dispatch_has_kernel_for_dispatch_key(f"npu::{name}", "Meta"):
+                fake.add(name)
+    library = torch.library.Library("npu", "IMPL")
+    try:
+        _implement(library, fake, only=set(chosen))
+    except BaseException:
+        library._destroy()
+        raise
+    return library, skipped
+
+
+def _implement(library: Any, fake: set[str], only: set[str] | None = None) -> None:
+    import torch
+
+    names = set(KERNELS) if only is None else only
+    for name, (kernel, fake_kernel) in KERNELS.items():
+        if name not in names:
+            continue
+        library.impl(name, kernel, "CompositeExplicitAutograd")
+        if name in fake:
+            torch.library.register_fake(f"npu::{name}", fake_kernel, lib=library)
+    for name, (setup, backward) in AUTOGRAD.items():
+        if name in names:
+            torch.library.register_autograd(f"npu::{name}", backward, setup_context=setup, lib=library)
+    # the backward operators have no derivative (no double backward) but need an autograd kernel: torch 2.9's
+    # Python dispatcher finds none for AutogradPrivateUse1 while tracing a backward graph
+    for name in sorted(names - set(AUTOGRAD)):
+        library.impl(name, _below_autograd(name), "Autograd")

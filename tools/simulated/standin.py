@@ -85,8 +85,8 @@ class StandInUse:
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready: ``{"imported": bool, "not_simulated": [names]}``; at depth "wheel" also ``"depth"`` and
-        ``"wheel"``: the torch_npu release, the torch it is built for, the modules loaded from it and the native
-        symbols reached that the stub table lacks."""
+        ``"wheel"``: the torch_npu release, the torch it is built for, the modules loaded from it, the native
+        symbols reached that the stub table lacks and the operators its schemas or our reference kernels lack."""
         found: dict[str, Any] = {"imported": self.imported, "not_simulated": list(self.not_simulated)}
         if self.wheel is not None:
             found["depth"] = self.depth
@@ -95,6 +95,7 @@ class StandInUse:
                 "built_for_torch": self.wheel.tree.torch,
                 "modules_loaded": len(self.wheel.loaded),
                 "missing_stubs": list(self.wheel.missing),
+                "schema_failures": list(self.wheel.schema_failures),
             }
         return found
 

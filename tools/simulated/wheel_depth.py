@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npu_inductor_compat.tools.simulated import pairs, wheel_stubs
+from npu_inductor_compat.tools.simulated import npu_ops, pairs, wheel_stubs
 from npu_inductor_compat.tools.simulated.wheel_release import (
     PACKAGE,
     PROVIDER_NAME,
@@ -79,7 +79,7 @@ class WheelDepth:
     _device_before: dict[str, Any] = field(default_factory=dict)
     _installed: list[tuple[str, Any, str, Any]] = field(default_factory=list)
     _libraries: list[Any] = field(default_factory=list)
-    schema_failures: list[str] = field(default_factory=list)  # yaml schemas torch could not define
+    schema_failures: list[str] = field(default_factory=list)  # yaml schemas undefinable; operators not implemented
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -136,6 +136,11 @@ class WheelDepth:
         for name in (META_REGISTRATIONS, CUSTOM_OPS):
             module = importlib.import_module(name)
             self._libraries.extend(value for value in vars(module).values() if isinstance(value, torch.library.Library))
+        # torch_npu's native op-plugin gives its operators their NPU kernels and autograd; the reference kernels of
+        # the fused operators libraries reach stand in for them (without, an eager call finds no kernel)
+        library, skipped = npu_ops.implement_defined()
+        self._libraries.append(library)
+        self.schema_failures.extend(f"no reference kernel: {why}" for why in skipped)
 
     def _install(self, name: str) -> types.ModuleType:
         """A foreign stub module and its missing parents, in sys.modules and as attributes of their parents."""
