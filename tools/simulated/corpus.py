@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from npu_inductor_compat.tools.simulated.codegen_report import first_line
+
 START, END = "<!-- kernel-corpus:start -->", "<!-- kernel-corpus:end -->"
 
 
@@ -26,8 +28,8 @@ def _first_line(message: str) -> str:
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     for line in lines:
         if "Assertion" in line or "error" in line.lower() or "unsupported" in line or "attribute" in line:
-            return line[:240]
-    return lines[0][:240] if lines else ""
+            return first_line(line, 240)
+    return first_line(lines[0], 240) if lines else ""
 
 
 def run_script(script: Path, out: Path, provider: str | None = None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from npu_inductor_compat.tools.simulated.codegen_report import first_line
 from npu_inductor_compat.tools.simulated.corpus import run_script
 
 
@@ -26,7 +27,7 @@ def rejection_class(message: str, width: int = 80) -> str:
         text = text.replace(noise, "")
     text = re.sub(r"\b\d+\b", "N", text)
     text = " ".join(text.split()).strip(" :")
-    return (text[: width - 1] + "…") if len(text) > width else (text or "(no message)")
+    return first_line(text, width)
 
 
 def model_entry(script: Path, out: Path, provider: str | None = None) -> dict[str, Any]:
@@ -75,7 +76,7 @@ def table(entries: list[dict[str, Any]], torch_version: str) -> str:
     for entry in entries:
         rejected = "; ".join(f"{count} `{name}`" for name, count in entry["rejected"].items()) or "0"
         if entry.get("error"):
-            rejected += f" (error: {entry['error'].splitlines()[0][:70]})"
+            rejected += f" (error: {first_line(entry['error'], 70)})"
         exit_code = "-" if entry["exit"] is None else str(entry["exit"])
         provider = entry.get("provider") or "-"  # None: codegen failed before saying which ran
         cells = (entry["model"], provider, exit_code, entry["graphs"], entry["kernels"], entry["accepted"], rejected)
