@@ -51,6 +51,21 @@ x = torch.randn(8, 33)
 torch.testing.assert_close(torch.compile(double)(x.to("npu")).cpu(), double(x))
 """
 
+# two dropouts in two kernels: the second reads its seed at offset 1, an argument equal to 1, which the codegen
+# process's triton (3.3 on) has torch type "constexpr"; triton-ascend 3.2's code generator knows no such type
+TWO_DROPOUTS = """
+import torch
+import torch_npu
+
+
+def f(x, m):
+    a = torch.nn.functional.dropout(x.softmax(-1), 0.1, training=True)
+    return torch.nn.functional.dropout((a @ a + m).softmax(-1), 0.1, training=True)
+
+
+torch.compile(f)(torch.randn(2, 4, 8, 8, device="npu"), torch.randn(2, 1, 1, 8, device="npu"))
+"""
+
 
 # ------------------------------------------------------------------------------------------------ in this process
 def test_the_bridge_table_says_why_what_and_where_for_every_entry() -> None:
@@ -251,3 +266,27 @@ def test_a_kernel_triton_ascend_rejects_fails_the_check_and_torch_npu_falls_back
     assert "'inductor_ascend_linear_mode': 'no_linear'" in source
     assert "torch_npu's TTIR check rejected 1 kernel(s)" in done.stderr and "fp64] is unsupported" in done.stderr
     assert "torch_npu took 1 fallback(s)" in done.stderr
+
+
+def test_an_argument_equal_to_1_is_checked_and_lowered_in_the_form_the_host_writes(
+    release: str, tmp_path: Path
+) -> None:
+    """torch writes a kernel's triton_meta for the installed triton: here torch's (3.3 on) gives an argument equal to
+    1 the type "constexpr"; on a host, where triton-ascend 3.2 is the triton, it keeps its integer type and is in
+    the AttrsDescriptor's equal_to_1 (host_triton_meta.py). Both workers check the kernel in the host's form: without
+    it, torch_npu's TTIR check fails and it falls back, and every config of the fallback kernel is rejected."""
+    script = tmp_path / "two_dropouts.py"
+    script.write_text(TWO_DROPOUTS)
+    done, summary = codegen(tmp_path, script, "--check-kernels")
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = tmp_path / "out"
+    sources = {
+        name: (out / entry["source"]).read_text()
+        for graph in summary["graphs"]
+        for name, entry in graph["files"]["kernels"].items()
+    }
+    assert any("'load_seed_offset': 'constexpr'" in source for source in sources.values()), list(sources)
+    report = summary["torch_npu_wheel"]
+    assert report["fallbacks"] == [] and len(report["checks"]) == len(sources) == 2
+    assert all(check["result"] == "passed" for check in report["checks"]), report["checks"]
+    assert summary["kernel_check"]["rejected"] == 0 and summary["kernel_check"]["configs"] > 2

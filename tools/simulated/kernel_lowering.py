@@ -15,7 +15,9 @@ import types
 from pathlib import Path
 from typing import Any
 
+from npu_inductor_compat.tools.simulated.host_triton_meta import as_on_the_host, constexpr_names
 from npu_inductor_compat.tools.simulated.kernel_check import STAGES
+from npu_inductor_compat.tools.simulated.kernel_params import driver_selection_inert
 from npu_inductor_compat.tools.simulated.torch_npu_bridges import torch_npu_environment
 from npu_inductor_compat.tools.simulated.worker_protocol import emit, exit_text, open_channel, tail
 
@@ -147,7 +149,6 @@ def _worker(files: list[str], skip: set[str], torch_npu: str | None = None) -> i
     open_channel()
     stack = contextlib.ExitStack()
     if torch_npu is None:
-        triton_helpers.set_driver_to_gpu = lambda: None  # no driver without CANN; nothing is launched
         triton_helpers.libdevice = tl.extra.ascend.libdevice  # as torch_npu's npu_triton_helpers binds it
     else:
         try:
@@ -159,6 +160,8 @@ def _worker(files: list[str], skip: set[str], torch_npu: str | None = None) -> i
             return 1
         emit({"event": "environment", **{key: environment[key] for key in ("torch_npu", "unstubbed", "bridges")}})
         _stop_at_triton_compile()
+    # kernel modules select the GPU driver at load: triton-ascend's is active only with CANN, and nothing launches
+    stack.enter_context(driver_selection_inert())
     target = GPUTarget("npu", TARGET_ARCH, 0)
     backend = make_backend(target)
     modules = tempfile.mkdtemp(prefix="npu_kernel_check_")
@@ -179,6 +182,9 @@ def _worker(files: list[str], skip: set[str], torch_npu: str | None = None) -> i
                 message = f"loading the kernel failed: {_compiler_message(err)}"
                 emit({"event": "result", "key": key, "result": _failure(file, message)})
             continue
+        if torch_npu is not None and isinstance(getattr(autotuner, "triton_meta", None), dict):
+            # torch_npu's precompile passes it to triton.compile as it is
+            as_on_the_host(autotuner.triton_meta, constexpr_names(getattr(autotuner, "fn", autotuner)))
         fn = getattr(autotuner, "fn", autotuner)
         triton_meta = dict(getattr(autotuner, "triton_meta", None) or {})
         configs = list(getattr(autotuner, "configs", None) or []) or [

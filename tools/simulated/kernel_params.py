@@ -183,45 +183,57 @@ def launch_params(autotuner: Any, config: Any = None) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
+def driver_selection_inert() -> Iterator[None]:
+    """``set_driver_to_gpu``, which kernel modules call at load, does nothing while the block runs: there is no
+    GPU driver to select (triton-ascend's driver is active only with CANN), and nothing is launched."""
+    from torch._inductor.runtime import triton_helpers
+
+    original = getattr(triton_helpers, "set_driver_to_gpu", None)
+    if original is None:
+        yield
+        return
+    # modules that re-export torch's function (torch_npu's runtime/triton_helpers.py: `from
+    # torch._inductor.runtime.triton_helpers import *`), which kernels call through them
+    owners = [triton_helpers]
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if module is not triton_helpers and isinstance(namespace, dict):
+            if namespace.get("set_driver_to_gpu") is original:
+                owners.append(module)
+    for owner in owners:
+        owner.set_driver_to_gpu = _no_driver  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        for owner in owners:
+            owner.set_driver_to_gpu = original  # type: ignore[attr-defined]
+
+
+def _no_driver() -> None:
+    return None
+
+
+@contextlib.contextmanager
 def _loading_without_compiling(loaded: dict[str, Any]) -> Iterator[None]:
     """AsyncCompile.triton loads the kernel module (no precompile) and keeps its autotuner; set_driver_to_gpu is
     inert (there is no GPU driver to select)."""
     from torch._inductor.async_compile import AsyncCompile
     from torch._inductor.codecache import PyCodeCache
-    from torch._inductor.runtime import triton_helpers
 
     def triton(self: Any, kernel_name: str, source_code: str, *args: Any, **kwargs: Any) -> Any:
         module = PyCodeCache.load(source_code)
         loaded[kernel_name] = getattr(module, kernel_name)
         return loaded[kernel_name]
 
-    saved = {
-        (AsyncCompile, "triton"): AsyncCompile.__dict__["triton"],
-        (AsyncCompile, "wait"): AsyncCompile.__dict__["wait"],
-        (triton_helpers, "set_driver_to_gpu"): getattr(triton_helpers, "set_driver_to_gpu", None),
-    }
-    # modules that re-export torch's function (torch_npu's runtime/triton_helpers.py: `from
-    # torch._inductor.runtime.triton_helpers import *`), which kernels call through them
-    original = saved[(triton_helpers, "set_driver_to_gpu")]
-    if original is not None:
-        for module in list(sys.modules.values()):
-            namespace = getattr(module, "__dict__", None)
-            if module is not triton_helpers and isinstance(namespace, dict):
-                if namespace.get("set_driver_to_gpu") is original:
-                    saved[(module, "set_driver_to_gpu")] = original
+    saved = {name: AsyncCompile.__dict__[name] for name in ("triton", "wait")}
     AsyncCompile.triton = triton
     AsyncCompile.wait = lambda self, scope: None
-    for owner, name in saved:
-        if name == "set_driver_to_gpu":
-            setattr(owner, name, lambda: None)
     try:
-        yield
+        with driver_selection_inert():
+            yield
     finally:
-        for (owner, name), value in saved.items():
-            if value is None:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, value)
+        for name, value in saved.items():
+            setattr(AsyncCompile, name, value)
 
 
 def seed_first_pass(kernels: Mapping[str, str]) -> None:

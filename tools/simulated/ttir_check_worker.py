@@ -3,14 +3,16 @@ each kernel source sent on stdin, one JSON answer a line (ttir_check.py is the c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from npu_inductor_compat.targets import Target
+from npu_inductor_compat.tools.simulated.host_triton_meta import as_on_the_host, constexpr_names
 from npu_inductor_compat.tools.simulated.torch_npu_bridges import torch_npu_environment
 from npu_inductor_compat.tools.simulated.ttir_check import TTIR_WORKER
 from npu_inductor_compat.tools.simulated.worker_protocol import emit, open_channel, tail
@@ -21,6 +23,30 @@ def _resolve_method(target: str) -> tuple[Any, Callable[..., Any]]:
     torch_npu's ``make_ttir_for_check`` reads nothing of its ``self`` (a scheduling, which needs a scheduler)."""
     owner, method = Target.parse(target).owner()
     return owner.__new__(owner), getattr(owner, method)
+
+
+@contextlib.contextmanager
+def _loading_as_on_the_host() -> Iterator[None]:
+    """The check loads the kernel's module (PyCodeCache.load) and compiles its autotuner's config: the autotuner's
+    triton_meta is first given the form torch writes where triton-ascend is the triton (host_triton_meta.py)."""
+    from torch._inductor.codecache import PyCodeCache
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    original = PyCodeCache.__dict__["load"]
+    load = original.__func__
+
+    def loading(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        module = load(cls, *args, **kwargs)
+        for value in list(vars(module).values()):
+            if isinstance(value, CachingAutotuner) and isinstance(value.triton_meta, dict):
+                as_on_the_host(value.triton_meta, constexpr_names(value.fn))
+        return module
+
+    PyCodeCache.load = classmethod(loading)  # type: ignore[method-assign, assignment]
+    try:
+        yield
+    finally:
+        PyCodeCache.load = original  # type: ignore[method-assign]
 
 
 def _check_message(error: BaseException) -> str:
@@ -38,7 +64,7 @@ def _ttir_worker(release: str, target: str) -> int:  # pragma: no cover - runs u
     open_channel()
     began = time.perf_counter()
     try:
-        with torch_npu_environment(release) as environment:
+        with torch_npu_environment(release) as environment, _loading_as_on_the_host():
             instance, check = _resolve_method(target)
             ready = {key: value for key, value in environment.items() if key != "missing_stubs"}
             emit({"event": "ready", "seconds": round(time.perf_counter() - began, 1), **ready})
