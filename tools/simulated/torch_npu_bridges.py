@@ -128,7 +128,7 @@ def _real_in_triton_ascend(module: str) -> bool:
 def torch_npu_environment(release: str) -> Iterator[dict[str, Any]]:
     """In a worker whose ``triton`` is triton-ascend: torch_npu ``release``'s deep stand-in with its backend loaded,
     as the codegen process has it (torch_npu_wheel.py ``wheel_run``: the wheel's ``_inductor`` behind the stand-in,
-    the stub table's native stubs, the simulated device), except that the stub table's triton-ascend entries whose
+    the stub table's native stubs, the simulated device), except that the stub table's triton-ascend attributes whose
     real module exists are dropped, and :data:`BRIDGES` installed where needed. Yields what it did: ``torch_npu``,
     ``triton_ascend`` (versions), ``unstubbed`` and ``bridges`` (names)."""
     import triton
@@ -137,7 +137,10 @@ def torch_npu_environment(release: str) -> Iterator[dict[str, Any]]:
 
     if not is_triton_ascend(Path(triton.__file__).parent.parent):
         raise RuntimeError(f"this worker's triton ({triton.__file__}) is not triton-ascend")
-    unstubbed = [stub.name for stub in wheel_stubs.STUBS if _real_in_triton_ascend(stub.module)]
+    # (the active-driver stub stays: triton-ascend's NPUDriver is real here but not active without CANN)
+    unstubbed = [
+        stub.name for stub in wheel_stubs.STUBS if stub.kind == "attribute" and _real_in_triton_ascend(stub.module)
+    ]
     # the worker is a process of its own: the table it runs with is the codegen process's, less those entries
     wheel_stubs.STUBS = tuple(stub for stub in wheel_stubs.STUBS if stub.name not in unstubbed)
     with torch_npu_wheel.wheel_run(release) as (use, _provider, _events):

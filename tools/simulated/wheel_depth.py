@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npu_inductor_compat.tools.simulated import npu_ops, pairs, wheel_stubs
+from npu_inductor_compat.tools.simulated import npu_ops, pairs, triton_ascend_driver, wheel_stubs
 from npu_inductor_compat.tools.simulated.wheel_release import (
     PACKAGE,
     PROVIDER_NAME,
@@ -79,6 +79,7 @@ class WheelDepth:
     _device_before: dict[str, Any] = field(default_factory=dict)
     _installed: list[tuple[str, Any, str, Any]] = field(default_factory=list)
     _libraries: list[Any] = field(default_factory=list)
+    _restore_driver: list[Callable[[], None]] = field(default_factory=list)
     schema_failures: list[str] = field(default_factory=list)  # yaml schemas undefinable; operators not implemented
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -87,7 +88,7 @@ class WheelDepth:
         for stub in self.stubs:
             if stub.kind == "attribute":
                 self._by_module.setdefault(stub.module, {})[stub.attribute] = stub
-            elif stub.kind != "schemas":
+            elif stub.kind not in ("schemas", "active-driver"):
                 raise ValueError(f"stub {stub.name}: unknown kind {stub.kind!r}")
         self._hollow = {entry.name for entry in self.hollow}
         self._natives = self.tree.native_modules()
@@ -127,6 +128,8 @@ class WheelDepth:
         for stub in self.stubs:
             if stub.kind == "schemas":
                 self._libraries.append(stub.value(self))
+            elif stub.kind == "active-driver":
+                self._restore_driver.append(triton_ascend_driver.activate(stub.value(self)))
         # What torch_npu's package initialisation registers of its operators (torch_npu/_init/core/module_loader.py
         # _load_registration_modules): their Meta kernels (fake-tensor tracing needs them: torch_npu 2.12's backend
         # traces its fused-attention patterns at load, reaching npu::_npu_dropout) and their exposure as
@@ -192,6 +195,8 @@ class WheelDepth:
         for library in reversed(self._libraries):
             library._destroy()
         self._libraries.clear()
+        while self._restore_driver:
+            self._restore_driver.pop()()
         before = self._device_before
         if device_module is None or not before:
             return

@@ -225,6 +225,22 @@ def _extension_without_ops(old: Any) -> Any:
     return _active_depth().stub_module(EXTENSION_MODULE)
 
 
+def _triton_key_where_triton_ascend_has_it(old: Any) -> Any:
+    """triton-ascend's ``triton.compiler.compiler.triton_key`` where torch's Triton has none (3.5 on): the key
+    torch itself reads (device_provider.triton_key); a Triton that has it keeps its own."""
+    from npu_inductor_compat.patching import ABSENT
+    from npu_inductor_compat.tools.simulated import device_provider
+
+    return device_provider.triton_key if old is ABSENT else old
+
+
+TRITON_KEY_WHY = (
+    "torch_npu's Inductor cache key (codecache.py patch_cache_base_get_system, 2.9.1) imports triton_key from "
+    "triton.compiler.compiler, where triton-ascend 3.2.0 (its Triton 3.2 base) defines it; torch's Triton has none "
+    "there since 3.5 (torch wraps it in triton_compat), and an ImportError there fails every compile"
+)
+
+
 def provider_records(events: Events, release: str) -> tuple[Patch, ...]:
     """The provider's records for torch_npu ``release``: the simulated device's, and those of :data:`RELEASES`
     whose target the release has."""
@@ -233,14 +249,27 @@ def provider_records(events: Events, release: str) -> tuple[Patch, ...]:
     targets = release_targets(release)
     # the device is still the simulated one: no Triton driver, no launch
     records = [*device_provider.PROVIDER.records()]
+    records.append(
+        Patch(
+            id="torch-npu-wheel-triton-key",
+            layer=PROVIDER_NAME,
+            why=TRITON_KEY_WHY,
+            upstream="triton-ascend 3.2.0 triton/compiler/compiler.py triton_key; torch "
+            "torch/_inductor/runtime/triton_compat.py triton_key",
+            remove_when="never while the codegen process runs torch's Triton, not triton-ascend",
+            changes=(
+                Change("triton.compiler.compiler:triton_key", _triton_key_where_triton_ascend_has_it, must_exist=False),
+            ),
+        )
+    )
     if targets.backend_hash is not None:
         records.append(
             Patch(
                 id="torch-npu-wheel-backend-hash",
                 layer=PROVIDER_NAME,
                 why="torch_npu's index kernel hashes its Triton backend itself for each kernel's inductor_meta, "
-                "asking triton-ascend's triton_key and the active Triton driver: neither is here (torch's Triton has "
-                "no triton.compiler.compiler.triton_key since 3.5, and the simulated NPU has no driver)",
+                "asking triton-ascend's triton_key and its backend for the active driver's target: neither is here "
+                "(torch's Triton has no triton.compiler.compiler.triton_key since 3.5, nor triton-ascend's backend)",
                 upstream=f"{targets.backend_hash} (torch_npu {release} codegen/triton.py)",
                 remove_when="never while the simulated NPU has no Triton driver (codegen only)",
                 changes=(Change(targets.backend_hash, _backend_hash_without_driver),),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from npu_inductor_compat.targets import Target
+from npu_inductor_compat.tools.simulated import triton_ascend_driver
 from npu_inductor_compat.tools.simulated.not_simulated import NotSimulatedError
 from npu_inductor_compat.tools.simulated.wheel_release import WheelTree
 
@@ -47,7 +48,8 @@ class Stub:
     source: str
     value: Callable[[StubHost], Any]
     # "attribute": ``value`` is the attribute's value on a stub module; "schemas": ``value`` defines operator
-    # schemas (``name`` is ``torch.ops:<namespace>``) and returns what to undo them with
+    # schemas (``name`` is ``torch.ops:<namespace>``) and returns what to undo them with; "active-driver":
+    # ``value`` is the driver set active on triton.runtime.driver while the stand-in is in place
     kind: str = "attribute"
 
     @property
@@ -359,6 +361,18 @@ STUBS: tuple[Stub, ...] = (
         "triton-ascend 3.2.0's answer: False for Ascend910A and Ascend310B4, True otherwise ('' included)",
         "triton-ascend 3.2.0 triton/backends/ascend/utils.py is_ffts_supported",
         _ffts_supported,
+    ),
+    Stub(
+        "triton.runtime.driver:driver.active",
+        "torch_npu 2.9.1's _inductor/config.py reads the NPU's target, device and AI core count from triton's "
+        "active driver at import (triton-ascend's NPUDriver on a host; here no driver is active)",
+        "triton-ascend's NPUDriver answered from the simulated SoC (arch, AI cores, vector cores = 2 x AI cores, "
+        "device through torch.npu); launching, streams and benchmarking raise NeedsAnNpu; the driver's previous "
+        "state is restored on exit",
+        "triton-ascend 3.2.0 triton/backends/ascend/driver.py NPUDriver, NPUUtils; npu_utils.cpp get_arch "
+        "(rtGetSocVersion), get_aicore_num (rtGetAiCoreCount)",
+        lambda depth: triton_ascend_driver.NpuDriver(_ascend_arch_from_env(depth)),
+        kind="active-driver",
     ),
     Stub(
         "torch.ops:npu",
