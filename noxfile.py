@@ -41,12 +41,14 @@ ONCE_LINE = "2.12.1"
 
 # The torch releases the torch_npu-wheel provider runs torch_npu on: exactly the torch each stubbed release's wheel
 # requires (tools/simulated/pairs.py; wheel_release.py PAIRED, a test keeps the two in step): 2.7.1.post11 on
-# 2.7.1, 2.9.0.post9 on 2.9.0, 2.12.0.post3 on 2.12.0, 2.13.0 on 2.13.0, 2.14.0 on 2.14.0. The core lines 2.9.1
-# and 2.12.1 have no such pair: there the provider's tests skip, naming the torch to install. Not run by default
-# (~5 GB of uv cache per torch); the weekly workflow runs them.
+# 2.7.1, 2.9.0.post9 on 2.9.0, 2.9.1 on 2.9.1, 2.12.0.post3 on 2.12.0, 2.13.0 on 2.13.0, 2.14.0 on 2.14.0. Of the
+# core lines 2.7.1 and 2.9.1 are pairs (CI's slow tier runs the provider's tests there); 2.12.1 has none: there
+# they skip, naming the torch to install. Not run by default (~5 GB of uv cache per torch); the weekly workflow
+# runs them.
 TORCH_NPU_LINES = (
     "2.7.1",  # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [line]: the v2_7_1 line
     "2.9.0",
+    "2.9.1",
     "2.12.0",
     "2.13.0",
     "2.14.0",
@@ -233,7 +235,7 @@ def corpus(session: nox.Session, torch: str) -> None:
     tests/slow sessions), then every model through `codegen --check-kernels`, printing the markdown table (provider,
     exit code, graphs, kernels, kernels accepted / rejected by class) into models-<torch>.json. Not run by default
     (minutes per line): CI runs it on the weekly schedule. codegen's default provider (torch_npu's codegen on
-    2.7.1); posargs go to model_corpus, e.g. `-- --provider stock`."""
+    2.7.1 and 2.9.1); posargs go to model_corpus, e.g. `-- --provider stock`."""
     packages = (f"torch=={torch}", f"torchvision=={MODEL_LIBRARIES[torch]}", f"transformers=={TRANSFORMERS}")
     session.install(*packages, "-e", ".[models,test]")  # test: pytest, and setuptools for the simulated NPU's build
     session.run("python", "-c", COMPILE_SITE_PACKAGES)
@@ -273,8 +275,8 @@ def codegen(session: nox.Session, torch: str) -> None:
 def torch_npu_wheel(session: nox.Session, torch: str) -> None:
     """torch_npu's own Inductor codegen (its released wheel's Python) on the simulated NPU, on the exact torch that
     release requires: the provider's tests, then `codegen --provider torch_npu-wheel` of the pointwise example and
-    the branch-only fixes' script into out/torch_npu-<torch>/ (not run by default; of the core lines only 2.7.1 is
-    such a pair: on 2.9.1 and 2.12.1 these tests skip, naming the torch to install)."""
+    the branch-only fixes' script into out/torch_npu-<torch>/ (not run by default; of the core lines 2.7.1 and 2.9.1
+    are such pairs: on 2.12.1 these tests skip, naming the torch to install)."""
     session.install(f"torch=={torch}", "setuptools", "numpy", "-e", ".[test]")
     session.run("python", "-c", COMPILE_SITE_PACKAGES)
     session.run("python", "-c", CHECK_TORCH, torch)

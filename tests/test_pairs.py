@@ -46,6 +46,7 @@ def test_the_provider_and_the_header_check_read_their_pairs_from_the_table() -> 
         == {
             "2.7.1": "2.7.1.post11",
             "2.9.0": "2.9.0.post9",
+            "2.9.1": "2.9.1",
             "2.12.0": "2.12.0.post3",
             "2.13.0": "2.13.0",
             "2.14.0": "2.14.0",

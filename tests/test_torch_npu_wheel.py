@@ -46,7 +46,7 @@ def test_the_stub_table_says_why_what_and_where_for_every_entry() -> None:
     for stub in STUBS:
         assert ":" in stub.name and all(stub.name.split(":")), stub.name
         assert stub.why.strip() and stub.returns.strip() and stub.source.strip(), stub.name
-        assert stub.kind in ("attribute", "schemas"), stub.name
+        assert stub.kind in ("attribute", "schemas", "active-driver"), stub.name
     assert {stub.module for stub in STUBS} >= {"torch_npu._C", "torch_npu._C._profiler"}
 
 
@@ -160,8 +160,8 @@ def test_a_torch_line_without_a_stubbed_release_is_refused_naming_it(monkeypatch
 
 
 def test_each_stubbed_release_runs_only_on_the_exact_torch_its_metadata_requires() -> None:
-    """2.9.0.post9 requires torch 2.9.0 and 2.12.0.post3 torch 2.12.0: another patch release of the same minor (the
-    core lines 2.9.1 and 2.12.1) is refused in one line naming the torch to install."""
+    """2.9.0.post9 requires torch 2.9.0, 2.9.1 torch 2.9.1 and 2.12.0.post3 torch 2.12.0: another patch release of
+    the same minor (the core line 2.12.1) is refused in one line naming the torch to install."""
     assert wheel_release.paired_release("2.7.1") == "2.7.1.post11"
     assert wheel_release.paired_release("2.9.0") == "2.9.0.post9"
     assert wheel_release.paired_release("2.12.0") == "2.12.0.post3"
@@ -172,11 +172,13 @@ def test_each_stubbed_release_runs_only_on_the_exact_torch_its_metadata_requires
         "torch_npu 2.12.0.post3 requires torch 2.12.0 (its metadata: torch ==2.12.0); this is torch 2.12.1: install "
         "torch==2.12.0 to run it"
     )
+    assert wheel_release.paired_release("2.9.1") == "2.9.1"  # the minor with two releases, one per patch release
     with pytest.raises(WheelUnavailable) as refused:
-        wheel_release.paired_release("2.9.1")
+        wheel_release.paired_release("2.9.2")
     assert str(refused.value) == (
-        "torch_npu 2.9.1 (for torch 2.9.1) is not stubbed yet; torch_npu 2.9.0.post9 requires torch 2.9.0 (its "
-        "metadata: torch ==2.9.0+cpu); this is torch 2.9.1: install torch==2.9.0 to run it"
+        "torch_npu 2.9.0.post9 requires torch 2.9.0 (its metadata: torch ==2.9.0+cpu); this is torch 2.9.2: install "
+        "torch==2.9.0 to run it; torch_npu 2.9.1 requires torch 2.9.1 (its metadata: torch ==2.9.1+cpu); this is "
+        "torch 2.9.2: install torch==2.9.1 to run it"
     )
     assert "\n" not in str(refused.value)
 
@@ -451,6 +453,7 @@ def test_a_stub_missing_from_the_table_fails_loudly_naming_it(
     reached = {
         "2.7.1.post11": "_npu_get_soc_version",
         "2.9.0.post9": "_npu_getCurrentRawStream",
+        "2.9.1": "_npu_getCurrentRawStream",
         "2.12.0.post3": "_npu_getCurrentRawStream",
         "2.13.0": "_npu_getCurrentRawStream",
         "2.14.0": "_npu_getCurrentRawStream",
@@ -621,6 +624,14 @@ TORCH_NPU_LAUNCH: dict[str, dict[str, Any]] = {
         # its header opens the C++ with ''' (copied from torch < 2.12, without r), torch 2.12's closes it with """
         "module_error": "unterminated triple-quoted string literal",
     },
+    # no C++ at all: with autotune at compile time (torch 2.9's default for cpp_wrapper where Triton is present)
+    # its generate_kernel_call_npu calls PythonWrapperCodegen.generate_kernel_call with torch 2.6's positional
+    # arguments, which torch 2.9.1 takes as keywords (docs/torch-npu-reports.md)
+    "2.9.1": {
+        "class": "torch_npu._inductor.codegen.cpp_wrapper:CppWrapperNpu",
+        "codegen_error": "TypeError: PythonWrapperCodegen.generate_kernel_call() takes 3 positional arguments but 13 "
+        "were given",
+    },
     # 2.7.1.post11's launch again (workspace, locks by a blocking copy, the ACL launch), with the runtime block its
     # own candidate plan picks first (X0BLOCK 4)
     "2.13.0": {
@@ -664,6 +675,12 @@ def test_torch_npus_own_cpp_wrapper_generates_the_launch_as_read_in_its_code(
     assert {"autotuner-kernel-metadata", "cpp-wrapper-workspace-locks"} <= set(summary["without_fix"])
     graph = summary["graphs"][0]
     assert graph["wrapper_class"] == expected["class"]
+    if "codegen_error" in expected:  # torch_npu's wrapper fails while generating: the graph fails, saying why
+        assert (
+            graph["status"] != "ok"
+            and expected["codegen_error"] in f"{graph['error']['type']}: " + graph["error"]["message"]
+        ), graph["error"]
+        return
     launch = call_wrapper((out / graph["files"]["wrapper"]).read_text())
     assert {text: launch.count(text) for text in expected["counts"]} == expected["counts"]
     if expected["module_error"] is None:

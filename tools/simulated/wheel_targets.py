@@ -83,6 +83,16 @@ RELEASES: dict[str, ReleaseTargets] = {
         layout="codegen/scheduling.py NPUTritonScheduling is registered for 'npu' directly (the package has no "
         "npu_combined_scheduling.py): one index kernel, no linear/no_linear choice, no TTIR check",
     ),
+    # 2.9.1: built from an older branch than 2.9.0.post9, with 2.12.0.post3's layout (npu_triton_heuristics.py, no
+    # npu_combined_scheduling.py); like 2.7.1, its backend replaces has_triton while loading (_inductor/__init__.py)
+    "2.9.1": ReleaseTargets(
+        ttir_check=None,
+        linear_fallback=None,
+        backend_hash=f"{INDEX_KERNEL}.patch_triton_hash",
+        has_triton_at_import=False,
+        layout="codegen/scheduling.py NPUTritonScheduling is registered for 'npu' directly (the package has no "
+        "npu_combined_scheduling.py): one index kernel, no linear/no_linear choice, no TTIR check",
+    ),
     "2.13.0": _NEWER_TRITON_ASCEND,
     "2.14.0": _NEWER_TRITON_ASCEND,
 }
