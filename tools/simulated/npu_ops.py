@@ -338,12 +338,11 @@ def implement_defined() -> tuple[Any, list[str]]:
     fake: set[str] = set()
     chosen: dict[str, str] = {}
     for name, schema in SCHEMAS.items():
-        packet = getattr(torch.ops.npu, name, None) if name in KERNELS else None
-        found = None if packet is None else str(packet.default._schema)
-        if found is None:
+        packet = getattr(torch.ops.npu, name, None)
+        if packet is None:
             skipped.append(f"npu::{name}: the wheel defines no such operator")
         elif packet.default._schema != torch._C.parse_schema(f"npu::{schema}"):
-            skipped.append(f"npu::{name}: the wheel's schema {found!r} is not the reference kernel's")
+            skipped.append(f"npu::{name}: the wheel's schema {str(packet.default._schema)!r} is not the reference's")
         else:
             chosen[name] = schema
             if not torch._C._dispatch_has_kernel_for_dispatch_key(f"npu::{name}", "Meta"):
