@@ -95,3 +95,14 @@ def test_kernels_that_cannot_compile_at_all_are_told_apart_from_those_that_lose_
     )
     assert verdict({"rejected": 0, "configs": 4}) == "every kernel config lowered"
     assert verdict({"rejected": 0, "configs": 0}) == "no Triton kernel to lower"  # e.g. the script failed at import
+
+
+def test_a_first_line_that_introduces_the_error_is_joined_with_it() -> None:
+    """Dynamo's BackendCompilerFailed puts the real error on its second line (torch_npu 2.9.1 on a dynamic BERT)."""
+    message = (
+        "backend='inductor' raised:\nTypeError: cannot determine truth value of Relational: s27*s52 > 1\n\n"
+        "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace"
+    )
+    assert first_line(message) == (
+        "backend='inductor' raised: TypeError: cannot determine truth value of Relational: s27*s52 > 1"
+    )

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from npu_inductor_compat.tools.simulated.model_corpus import rejection_class, table
+from npu_inductor_compat.tools.simulated.model_corpus import fallback_class, rejection_class, table
 
 pytestmark = pytest.mark.once  # text handling only
+
+# a fallback's error as torch_npu's TTIR check reports it (ResNet-18's batch-norm backward, 2.7.1.post11)
+BROADCAST = (
+    "TtirCheckFailed: torch_npu's TTIR check failed: NoTritonConfigsError: Failed to compile config Z0BLOCK: 2, "
+    "for make ttir triton_: at 12:12:\n            tl.store(out_ptr0 + (x0 + tl.arange(0,1) ), tmp3, x0_mask)\n"
+    "            ^\nValueError('Cannot broadcast, rank mismatch: [1], [1, 1, 1]')"
+)
 
 
 def test_a_rejection_class_drops_locations_names_and_numbers() -> None:
@@ -35,6 +42,7 @@ def test_the_table_has_a_row_per_model_with_rejections_by_class() -> None:
             "kernels": 61,
             "accepted": 59,
             "rejected": {"error: A": 2},
+            "torch_npu_fallbacks": [fallback_class(BROADCAST)] * 2,
             "triton_ascend": "3.2.0",
             "error": None,
         },
@@ -63,7 +71,11 @@ def test_the_table_has_a_row_per_model_with_rejections_by_class() -> None:
     lines = table(entries, "2.12.1").splitlines()
     assert lines[0].startswith("torch 2.12.1, triton-ascend 3.2.0")
     assert lines[2] == "| model | provider | exit | graphs | kernels | accepted | rejected (by class) |"
-    assert lines[4] == "| gpt2 | torch_npu-wheel | 1 | 5 | 61 | 59 | 2 `error: A` |"
+    # torch_npu's own fallbacks (its TTIR check failed) are said apart from triton-ascend's rejections
+    assert (
+        lines[4] == "| gpt2 | torch_npu-wheel | 1 | 5 | 61 | 59 | 2 `error: A`; torch_npu fell back: "
+        "2 `ValueError('Cannot broadcast, rank mismatch: [N], [N, N, N]')` |"
+    )
     assert lines[5] == "| vit | - | - | 0 | 0 | 0 | 0 (error: codegen exited 2: usage) |"
     # an error line is cut at the last space within 70 characters, never inside a word
     assert lines[6].endswith("(error: NotImplementedError: Could not run 'npu::npu_fusion_attention' with ...) |")

@@ -49,12 +49,15 @@ class Progress:
 
 
 def first_line(message: str, width: int = 100) -> str:
-    """The first line of an error message, or "(no message)" (a bare assert in Inductor has none); past ``width``
+    """The first line of an error message (with the next, when it ends in a colon that introduces it), or
+    "(no message)" (a bare assert in Inductor has none); past ``width``
     it is cut at the last space before it (never inside a word) and ends with "..."."""
-    lines = message.strip().splitlines()
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
     if not lines:
         return "(no message)"
     line = lines[0]
+    if line.endswith(":") and len(lines) > 1:  # e.g. "backend='inductor' raised:", the error on the next line
+        line = f"{line} {lines[1]}"
     if len(line) <= width:
         return line
     cut = line.rfind(" ", 0, width + 1)

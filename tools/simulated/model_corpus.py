@@ -30,6 +30,12 @@ def rejection_class(message: str, width: int = 80) -> str:
     return first_line(text, width)
 
 
+def fallback_class(error: str, width: int = 80) -> str:
+    """What made torch_npu fall back: the last line of its check's error (the compiler's reason), numbers as N."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    return first_line(re.sub(r"\b\d+\b", "N", lines[-1]), width) if lines else "(no message)"
+
+
 def model_entry(script: Path, out: Path, provider: str | None = None) -> dict[str, Any]:
     """codegen --check-kernels of one model (``provider``; None: codegen's default): the provider that ran, exit
     code, graphs, kernels, accepted kernels, rejected by class."""
@@ -60,6 +66,11 @@ def model_entry(script: Path, out: Path, provider: str | None = None) -> dict[st
         "accepted": found["kernels"] - len(first_rejection),
         "rejected": dict(Counter(first_rejection.values()).most_common()),
         "cpu_fallback_ops": len(summary.get("cpu_fallback") or {}),
+        # torch_npu's own fallbacks (linear -> no_linear after its TTIR check failed): they fail the run too
+        "torch_npu_fallbacks": [
+            fallback_class(fallback.get("error") or "")
+            for fallback in summary.get("torch_npu_wheel", {}).get("fallbacks", [])
+        ],
         "triton_ascend": found.get("triton_ascend"),
         "error": found.get("error"),
     }
@@ -75,6 +86,9 @@ def table(entries: list[dict[str, Any]], torch_version: str) -> str:
     ]
     for entry in entries:
         rejected = "; ".join(f"{count} `{name}`" for name, count in entry["rejected"].items()) or "0"
+        fallbacks = Counter(entry.get("torch_npu_fallbacks") or [])
+        if fallbacks:
+            rejected += "; torch_npu fell back: " + "; ".join(f"{count} `{name}`" for name, count in fallbacks.items())
         if entry.get("error"):
             rejected += f" (error: {first_line(entry['error'], 70)})"
         exit_code = "-" if entry["exit"] is None else str(entry["exit"])
