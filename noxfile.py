@@ -40,15 +40,17 @@ RETIRE_CHECK_TORCH = CORE_LINES[1]
 ONCE_LINE = "2.12.1"
 
 # The torch releases the torch_npu-wheel provider runs torch_npu on: exactly the torch each stubbed release's wheel
-# requires (tools/simulated/pairs.py; wheel_release.py PAIRED, a test keeps the two in step): 2.7.1.post11 on
-# 2.7.1, 2.9.0.post9 on 2.9.0, 2.9.1 on 2.9.1, 2.12.0.post3 on 2.12.0, 2.13.0 on 2.13.0, 2.14.0 on 2.14.0. Of the
-# core lines 2.7.1 and 2.9.1 are pairs (CI's slow tier runs the provider's tests there); 2.12.1 has none: there
-# they skip, naming the torch to install. Not run by default (~5 GB of uv cache per torch); the weekly workflow
-# runs them.
+# requires (tools/simulated/pairs.py; wheel_release.py PAIRED, a test keeps the two in step): every torch_npu
+# release on PyPI, 2.7.1.post11 on 2.7.1 to 2.14.0 on 2.14.0. Of the core lines 2.7.1 and 2.9.1 are pairs (CI's
+# slow tier runs the provider's tests there); 2.12.1 has none: there they skip, naming the torch to install. Not
+# run by default (~5 GB of uv cache per torch); the weekly workflow runs them.
 TORCH_NPU_LINES = (
     "2.7.1",  # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [line]: the v2_7_1 line
+    "2.8.0",  # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [line]: the v2_7_1 line
     "2.9.0",
     "2.9.1",
+    "2.10.0",
+    "2.11.0",
     "2.12.0",
     "2.13.0",
     "2.14.0",

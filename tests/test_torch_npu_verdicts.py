@@ -61,6 +61,7 @@ CHILD = """
         autotuner.__dict__.update(
             inductor_meta={"kernel_name": "k_verdict"}, triton_meta={}, runtime_block_arg_names=(),
             best_runtime_blocks=(), device_props=types.SimpleNamespace(type="npu"),
+            compiled_candidate_entries=(),  # 2.10.0.post7 on: NPUCachingAutotuner.__init__ sets it empty
         )
         try:
             save(autotuner, None, launcher)

@@ -64,6 +64,25 @@ def _bind_absent_extension() -> None:
     helpers.extension = module
 
 
+def _helpers_lack_ascend_libdevice(_package: Path) -> bool:
+    """torch_npu's triton_helpers bound no libdevice of its own (2.10.0.post7 binds it from tl.extra.cann only):
+    its ``libdevice`` is torch's, by ``from torch._inductor.runtime.triton_helpers import *``."""
+    try:
+        helpers = importlib.import_module(TRITON_HELPERS)
+    except ModuleNotFoundError:
+        return False
+    from torch._inductor.runtime import triton_helpers as torchs
+
+    return getattr(helpers, "libdevice", None) is getattr(torchs, "libdevice", None)
+
+
+def _bind_ascend_libdevice() -> None:
+    import triton.language as tl
+
+    helpers: Any = importlib.import_module(TRITON_HELPERS)
+    helpers.libdevice = tl.extra.ascend.libdevice
+
+
 def _ascend_ir_missing(package: Path) -> bool:
     """libtriton.ascend has no ``ir`` and torch_npu's code imports it (2.12's precompile does not)."""
     if hasattr(importlib.import_module(ASCEND_IR_PARENT), "ir"):
@@ -100,6 +119,18 @@ BRIDGES: tuple[Bridge, ...] = (
         "cann/extension/__init__.py (the ops); torch_npu _inductor/runtime/triton_helpers.py (the binding)",
         _helpers_lack_extension,
         _bind_absent_extension,
+    ),
+    Bridge(
+        f"{TRITON_HELPERS}:libdevice",
+        "the kernels import libdevice from torch_npu's triton_helpers; 2.10.0.post7's binds it from tl.extra.cann "
+        "only, with no fallback, so on triton-ascend 3.2.0 the name is torch's (its generic libdevice, for CUDA and "
+        "HIP): libdevice.exp in a softmax then fails to compile ('constexpr' object has no attribute 'type')",
+        "triton-ascend 3.2.0's own libdevice, tl.extra.ascend.libdevice (what later releases call "
+        "tl.extra.cann.libdevice), as the other releases' triton_helpers fall back to",
+        "triton-ascend third_party/ascend/language/cann/__init__.py (tl.extra.cann.libdevice); triton-ascend 3.2.0 "
+        "triton/language/extra/ascend/libdevice.py; torch_npu 2.10.0.post7 _inductor/runtime/triton_helpers.py",
+        _helpers_lack_ascend_libdevice,
+        _bind_ascend_libdevice,
     ),
     Bridge(
         f"{ASCEND_IR_PARENT}:ir",

@@ -37,7 +37,17 @@ PROVIDER_NAME = "torch_npu-wheel"
 # only. Each runs on exactly the torch its wheel's metadata requires (pairs.py), never on another patch release.
 # 2.13.0 and 2.14.0 import with the same named stubs as 2.12.0.post3 (none added: their _inductor reaches no other
 # native symbol on the codegen path).
-STUBBED = ("2.7.1.post11", "2.9.0.post9", "2.9.1", "2.12.0.post3", "2.13.0", "2.14.0")
+STUBBED = (
+    "2.7.1.post11",
+    "2.8.0.post5",
+    "2.9.0.post9",
+    "2.9.1",
+    "2.10.0.post7",
+    "2.11.0.post3",
+    "2.12.0.post3",
+    "2.13.0",
+    "2.14.0",
+)
 # torch release -> the stubbed torch_npu release that requires it, e.g. "2.9.0" -> "2.9.0.post9" (from pairs.py)
 PAIRED: dict[str, str] = {pairs.pair(release).torch: release for release in STUBBED}
 # Stubbed releases that do not run yet, and why (torch_npu release -> reason).

@@ -52,7 +52,8 @@ _COMBINED_LAYOUT = (
     "codegen/scheduling.py NPUTritonScheduling (the linear index kernel, checked by make_ttir_for_check) and falls "
     "back to the no_linear kernel"
 )
-# 2.9.0.post9, 2.13.0 and 2.14.0 (each read in its wheel): the combined layout, has_triton replaced at import
+# 2.9.0.post9, 2.10.0.post7, 2.13.0 and 2.14.0 (each read in its wheel): the combined layout, has_triton replaced
+# at import
 _COMBINED_TARGETS = ReleaseTargets(
     ttir_check=f"{LINEAR_SCHEDULING}.make_ttir_for_check",
     linear_fallback=f"{COMBINED_SCHEDULING}.codegen_node",
@@ -61,9 +62,19 @@ _COMBINED_TARGETS = ReleaseTargets(
     layout=_COMBINED_LAYOUT,
     helpers_extension=HELPERS_EXTENSION,
 )
-# 2.13.0 and 2.14.0 are built for a triton-ascend newer than 3.2.0: their autotuner's save_gpu_kernel (runtime/
-# triton_heuristics.py) reads metadata.is_pure_simt, an NPUOptions field of later releases (False: a SIMD kernel)
+# 2.10.0.post7, 2.13.0 and 2.14.0 are built for a triton-ascend newer than 3.2.0: their autotuner's save_gpu_kernel
+# (runtime/triton_heuristics.py) reads metadata.is_pure_simt, an NPUOptions field of later releases (False: SIMD)
 _NEWER_TRITON_ASCEND = dataclasses.replace(_COMBINED_TARGETS, compiler_fields=(("is_pure_simt", False),))
+# 2.11.0.post3 and 2.12.0.post3: one index kernel registered directly, has_triton replaced at import
+_INDEX_ONLY_TARGETS = ReleaseTargets(
+    ttir_check=None,
+    linear_fallback=None,
+    backend_hash=f"{INDEX_KERNEL}.patch_triton_hash",
+    has_triton_at_import=True,
+    layout="codegen/scheduling.py NPUTritonScheduling is registered for 'npu' directly (the package has no "
+    "npu_combined_scheduling.py): one index kernel, no linear/no_linear choice, no TTIR check",
+)
+_INDEX_ONLY_LOADING_HAS_TRITON = dataclasses.replace(_INDEX_ONLY_TARGETS, has_triton_at_import=False)
 # The torch_npu releases of PAIRED (and only those: the targets are read in their wheels, tests check them).
 RELEASES: dict[str, ReleaseTargets] = {
     "2.7.1.post11": ReleaseTargets(
@@ -74,25 +85,14 @@ RELEASES: dict[str, ReleaseTargets] = {
         layout=_COMBINED_LAYOUT,
         helpers_extension=HELPERS_EXTENSION,
     ),
+    # 2.8.0.post5 and 2.9.1 (built from an older branch than 2.9.0.post9): one index kernel, as 2.12.0.post3, but
+    # like 2.7.1 their backend replaces has_triton while loading (_inductor/__init__.py)
+    "2.8.0.post5": _INDEX_ONLY_LOADING_HAS_TRITON,
     "2.9.0.post9": _COMBINED_TARGETS,
-    "2.12.0.post3": ReleaseTargets(
-        ttir_check=None,
-        linear_fallback=None,
-        backend_hash=f"{INDEX_KERNEL}.patch_triton_hash",
-        has_triton_at_import=True,
-        layout="codegen/scheduling.py NPUTritonScheduling is registered for 'npu' directly (the package has no "
-        "npu_combined_scheduling.py): one index kernel, no linear/no_linear choice, no TTIR check",
-    ),
-    # 2.9.1: built from an older branch than 2.9.0.post9, with 2.12.0.post3's layout (npu_triton_heuristics.py, no
-    # npu_combined_scheduling.py); like 2.7.1, its backend replaces has_triton while loading (_inductor/__init__.py)
-    "2.9.1": ReleaseTargets(
-        ttir_check=None,
-        linear_fallback=None,
-        backend_hash=f"{INDEX_KERNEL}.patch_triton_hash",
-        has_triton_at_import=False,
-        layout="codegen/scheduling.py NPUTritonScheduling is registered for 'npu' directly (the package has no "
-        "npu_combined_scheduling.py): one index kernel, no linear/no_linear choice, no TTIR check",
-    ),
+    "2.9.1": _INDEX_ONLY_LOADING_HAS_TRITON,
+    "2.10.0.post7": _NEWER_TRITON_ASCEND,
+    "2.11.0.post3": _INDEX_ONLY_TARGETS,
+    "2.12.0.post3": _INDEX_ONLY_TARGETS,
     "2.13.0": _NEWER_TRITON_ASCEND,
     "2.14.0": _NEWER_TRITON_ASCEND,
 }
