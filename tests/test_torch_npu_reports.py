@@ -20,10 +20,14 @@ from npu_inductor_compat.tools.simulated import wheel_release
 from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
 
 ROPE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_rope_backward.py"
+BATCH_NORM = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_batch_norm.py"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
 EVERY_RELEASE = "NPU_INDUCTOR_COMPAT_EVERY_RELEASE"
 # The releases whose RoPE backward kernel reads a transposed masked load's permute before the load (seen on each pair)
 ROPE_BROKEN = ("2.12.0.post3",)
+# The releases whose batch-norm kernels (two reduction axes) read loop_x0 and never open its loop (seen on each
+# pair run here: 2.7.1.post11 and 2.10.0.post7 generate them clean)
+LOOP_X0_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3")
 
 
 def paired_release(reproduces: tuple[str, ...]) -> str:
@@ -71,3 +75,34 @@ def test_torch_npu_2_12s_rope_backward_kernel_reads_a_permuted_load_before_loadi
         permute = source.index(f"= {name}.permute(")
         load = re.search(rf"\n\s+{name} = tl\.load\([^\n]*\btmp\d+ & ", source)
         assert load is not None and permute < load.start(), name
+
+
+@pytest.mark.subprocess
+@pytest.mark.download
+def test_torch_npus_batch_norm_kernels_read_loop_x0_and_never_open_its_loop(tmp_path: Path) -> None:
+    """torch_npu's index kernel for a reduction over two axes (batch norm over N and H*W) counts ``loops_x0`` but
+    never opens the ``for loop_x0 in range(loops_x0)`` loop, and computes its x index from ``loop_x0`` (ResNet-18 and
+    ViT hit it). The static check names each such kernel; releases without the bug generate the script clean."""
+    release = paired_release(LOOP_X0_BROKEN)
+    out = tmp_path / "out"
+    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(BATCH_NORM), "--provider", "torch_npu-wheel"]
+    done = subprocess.run(
+        [*command, "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=900, cwd=tmp_path, env=env
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
+    assert [graph["status"] for graph in summary["graphs"]] == ["ok", "ok"], done.stderr[-3000:]
+    failures = summary["static_check"]["failures"]
+    problems = [problem for failure in failures for problem in failure["problems"]]
+    if release not in LOOP_X0_BROKEN:
+        assert done.returncode == 0 and problems == [], problems
+        return
+    assert done.returncode == 1 and failures, done.stderr[-3000:]
+    assert all("reads 'loop_x0' before defining it" in problem for problem in problems), problems
+    for failure in failures:  # the kernel counts its x0 loops but never opens the loop
+        kernel = summary["graphs"][failure["graph"]]["files"]["kernels"][failure["kernel"]]
+        source = (out / kernel["source"]).read_text()
+        assert "batch_norm" in failure["kernel"]
+        assert "loops_x0 = " in source and "loop_x0 * X0BLOCK_SUB" in source, failure
+        assert "for loop_x0 in range(loops_x0)" not in source, failure

@@ -1,0 +1,14 @@
+"""A convolution, batch norm and ReLU training step: torch_npu 2.8.0.post5, 2.9.1 and 2.11.0.post3 generate batch norm
+kernels that read `loop_x0`, a loop they never open (docs/torch-npu-reports.md). Run it with `codegen
+--provider torch_npu-wheel` on their torch: the static check names each kernel and `loop_x0`."""
+
+import torch
+import torch_npu  # noqa: F401
+
+model = torch.nn.Sequential(torch.nn.Conv2d(4, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU()).npu()
+x = torch.randn(2, 4, 8, 8, device="npu")
+loss = torch.compile(lambda x: model(x).sum())(x)
+loss.backward()
+expected = model.cpu()(x.cpu()).sum()  # batch norm in training mode: the same batch statistics
+torch.testing.assert_close(loss.cpu(), expected, rtol=1e-4, atol=1e-4)
+print("conv + batch norm + relu on npu: the training step matches eager CPU")
