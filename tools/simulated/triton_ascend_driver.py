@@ -2,9 +2,9 @@
 target, device and core counts answered from the simulated SoC; what needs CANN (launch, streams) raises."""
 
 # Modelled on triton-ascend 3.2.0 triton/backends/ascend/driver.py (NPUDriver, NPUUtils) and npu_utils.cpp, whose
-# get_arch and get_aicore_num ask the runtime (rtGetSocVersion, rtGetAiCoreCount). torch_npu 2.9.1's
-# _inductor/config.py reads target, device and ``num_aicore`` from it at import. The provider sets it active on the
-# process's triton.runtime.driver while torch_npu runs, and restores the driver's state after.
+# get_arch and get_aicore_num ask the runtime (rtGetSocVersion, rtGetAiCoreCount). The _inductor/config.py of
+# torch_npu 2.8.0.post5 and 2.9.1 reads target, device and ``num_aicore`` from it at import. The provider sets it
+# active on the process's triton.runtime.driver while torch_npu runs, and restores the driver's state after.
 
 from __future__ import annotations
 

@@ -364,8 +364,8 @@ STUBS: tuple[Stub, ...] = (
     ),
     Stub(
         "triton.runtime.driver:driver.active",
-        "torch_npu 2.9.1's _inductor/config.py reads the NPU's target, device and AI core count from triton's "
-        "active driver at import (triton-ascend's NPUDriver on a host; here no driver is active)",
+        "torch_npu 2.8.0.post5's and 2.9.1's _inductor/config.py read the NPU's target, device and AI core count from "
+        "triton's active driver at import (triton-ascend's NPUDriver on a host; here no driver is active)",
         "triton-ascend's NPUDriver answered from the simulated SoC (arch, AI cores, vector cores = 2 x AI cores, "
         "device through torch.npu); launching, streams and benchmarking raise NeedsAnNpu; the driver's previous "
         "state is restored on exit",
