@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ BATCH_NORM = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_ba
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
 EVERY_RELEASE = "NPU_INDUCTOR_COMPAT_EVERY_RELEASE"
 # The releases whose RoPE backward kernel reads a transposed masked load's permute before the load (seen on each pair)
-ROPE_BROKEN = ("2.12.0.post3",)
+ROPE_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 # The releases whose batch-norm kernels (two reduction axes) read loop_x0 and never open its loop (seen on each
 # pair run here: 2.7.1.post11 and 2.10.0.post7 generate them clean)
 LOOP_X0_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3")
@@ -43,6 +44,28 @@ def paired_release(reproduces: tuple[str, ...]) -> str:
     return release
 
 
+def run_reproducer(script: Path, broken: tuple[str, ...], cwd: Path) -> tuple[Any, Path, list[str]] | None:
+    """``codegen --provider torch_npu-wheel`` of ``script`` on this torch's release, both graphs compiled: on a
+    release of ``broken`` (summary, out dir, the static check's problems, at least one); None on another release,
+    whose kernels are checked clean."""
+    release = paired_release(broken)
+    out = cwd / "out"
+    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
+    done = subprocess.run(
+        [*command, "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=900, cwd=cwd, env=env
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
+    assert [graph["status"] for graph in summary["graphs"]] == ["ok", "ok"], done.stderr[-3000:]
+    problems = [problem for failure in summary["static_check"]["failures"] for problem in failure["problems"]]
+    if release not in broken:
+        assert done.returncode == 0 and problems == [], problems
+        return None
+    assert done.returncode == 1 and problems, done.stderr[-3000:]
+    return summary, out, problems
+
+
 @pytest.mark.subprocess
 @pytest.mark.download
 def test_torch_npu_2_12s_rope_backward_kernel_reads_a_permuted_load_before_loading_it(tmp_path: Path) -> None:
@@ -50,22 +73,11 @@ def test_torch_npu_2_12s_rope_backward_kernel_reads_a_permuted_load_before_loadi
     guarded by a computed mask (a masked subblock: the halves of rotate_half's cat), goes into its compute: the
     kernel reads ``tmpN.permute(...)`` lines before ``tmpN = tl.load(...)``. The static check names each such read;
     releases without the bug generate the same script's kernels clean."""
-    release = paired_release(ROPE_BROKEN)
-    out = tmp_path / "out"
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(ROPE), "--provider", "torch_npu-wheel"]
-    done = subprocess.run(
-        [*command, "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=900, cwd=tmp_path, env=env
-    )
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
-    assert [graph["status"] for graph in summary["graphs"]] == ["ok", "ok"], done.stderr[-3000:]
-    failures = summary["static_check"]["failures"]
-    problems = [problem for failure in failures for problem in failure["problems"]]
-    if release not in ROPE_BROKEN:
-        assert done.returncode == 0 and problems == [], problems
+    found = run_reproducer(ROPE, ROPE_BROKEN, tmp_path)
+    if found is None:
         return
-    assert done.returncode == 1
+    summary, out, problems = found
+    failures = summary["static_check"]["failures"]
     assert any("reads 'tmp4' before defining it" in problem for problem in problems), problems
     # each name read early is a permute of a load the kernel makes later, under a computed mask
     (failure,) = failures
@@ -83,22 +95,11 @@ def test_torch_npus_batch_norm_kernels_read_loop_x0_and_never_open_its_loop(tmp_
     """torch_npu's index kernel for a reduction over two axes (batch norm over N and H*W) counts ``loops_x0`` but
     never opens the ``for loop_x0 in range(loops_x0)`` loop, and computes its x index from ``loop_x0`` (ResNet-18 and
     ViT hit it). The static check names each such kernel; releases without the bug generate the script clean."""
-    release = paired_release(LOOP_X0_BROKEN)
-    out = tmp_path / "out"
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(BATCH_NORM), "--provider", "torch_npu-wheel"]
-    done = subprocess.run(
-        [*command, "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=900, cwd=tmp_path, env=env
-    )
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
-    assert [graph["status"] for graph in summary["graphs"]] == ["ok", "ok"], done.stderr[-3000:]
-    failures = summary["static_check"]["failures"]
-    problems = [problem for failure in failures for problem in failure["problems"]]
-    if release not in LOOP_X0_BROKEN:
-        assert done.returncode == 0 and problems == [], problems
+    found = run_reproducer(BATCH_NORM, LOOP_X0_BROKEN, tmp_path)
+    if found is None:
         return
-    assert done.returncode == 1 and failures, done.stderr[-3000:]
+    summary, out, problems = found
+    failures = summary["static_check"]["failures"]
     assert all("reads 'loop_x0' before defining it" in problem for problem in problems), problems
     for failure in failures:  # the kernel counts its x0 loops but never opens the loop
         kernel = summary["graphs"][failure["graph"]]["files"]["kernels"][failure["kernel"]]
