@@ -44,10 +44,12 @@ def paired_release(reproduces: tuple[str, ...]) -> str:
     return release
 
 
-def run_reproducer(script: Path, broken: tuple[str, ...], cwd: Path) -> tuple[Any, Path, list[str]] | None:
+def run_reproducer(
+    script: Path, broken: tuple[str, ...], cwd: Path
+) -> tuple[list[str], list[tuple[dict[str, Any], str]]] | None:
     """``codegen --provider torch_npu-wheel`` of ``script`` on this torch's release, both graphs compiled: on a
-    release of ``broken`` (summary, out dir, the static check's problems, at least one); None on another release,
-    whose kernels are checked clean."""
+    release of ``broken`` the static check's problems (at least one) and each failure with its kernel's source;
+    None on another release, whose kernels are checked clean."""
     release = paired_release(broken)
     out = cwd / "out"
     env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
@@ -63,7 +65,14 @@ def run_reproducer(script: Path, broken: tuple[str, ...], cwd: Path) -> tuple[An
         assert done.returncode == 0 and problems == [], problems
         return None
     assert done.returncode == 1 and problems, done.stderr[-3000:]
-    return summary, out, problems
+    failures = [
+        (
+            failure,
+            (out / summary["graphs"][failure["graph"]]["files"]["kernels"][failure["kernel"]]["source"]).read_text(),
+        )
+        for failure in summary["static_check"]["failures"]
+    ]
+    return problems, failures
 
 
 @pytest.mark.subprocess
@@ -76,13 +85,10 @@ def test_torch_npu_2_12s_rope_backward_kernel_reads_a_permuted_load_before_loadi
     found = run_reproducer(ROPE, ROPE_BROKEN, tmp_path)
     if found is None:
         return
-    summary, out, problems = found
-    failures = summary["static_check"]["failures"]
+    problems, failures = found
     assert any("reads 'tmp4' before defining it" in problem for problem in problems), problems
     # each name read early is a permute of a load the kernel makes later, under a computed mask
-    (failure,) = failures
-    kernel = summary["graphs"][failure["graph"]]["files"]["kernels"][failure["kernel"]]
-    source = (out / kernel["source"]).read_text()
+    ((_, source),) = failures
     for name in re.findall(r"reads '(tmp\d+)' before", " ".join(problems)):
         permute = source.index(f"= {name}.permute(")
         load = re.search(rf"\n\s+{name} = tl\.load\([^\n]*\btmp\d+ & ", source)
@@ -98,12 +104,9 @@ def test_torch_npus_batch_norm_kernels_read_loop_x0_and_never_open_its_loop(tmp_
     found = run_reproducer(BATCH_NORM, LOOP_X0_BROKEN, tmp_path)
     if found is None:
         return
-    summary, out, problems = found
-    failures = summary["static_check"]["failures"]
+    problems, failures = found
     assert all("reads 'loop_x0' before defining it" in problem for problem in problems), problems
-    for failure in failures:  # the kernel counts its x0 loops but never opens the loop
-        kernel = summary["graphs"][failure["graph"]]["files"]["kernels"][failure["kernel"]]
-        source = (out / kernel["source"]).read_text()
+    for failure, source in failures:  # the kernel counts its x0 loops but never opens the loop
         assert "batch_norm" in failure["kernel"]
         assert "loops_x0 = " in source and "loop_x0 * X0BLOCK_SUB" in source, failure
         assert "for loop_x0 in range(loops_x0)" not in source, failure

@@ -321,7 +321,7 @@ def register() -> Any:
     try:
         for schema in SCHEMAS.values():
             library.define(schema)
-        _implement(library, set(KERNELS))
+        _implement(library, set(KERNELS), fake=set(KERNELS))
     except BaseException:
         library._destroy()
         raise
@@ -336,7 +336,7 @@ def implement_defined() -> tuple[Any, list[str]]:
 
     skipped: list[str] = []
     fake: set[str] = set()
-    chosen: dict[str, str] = {}
+    chosen: set[str] = set()
     for name, schema in SCHEMAS.items():
         packet = getattr(torch.ops.npu, name, None)
         if packet is None:
@@ -344,25 +344,24 @@ def implement_defined() -> tuple[Any, list[str]]:
         elif packet.default._schema != torch._C.parse_schema(f"npu::{schema}"):
             skipped.append(f"npu::{name}: the wheel's schema {str(packet.default._schema)!r} is not the reference's")
         else:
-            chosen[name] = schema
+            chosen.add(name)
             if not torch._C._dispatch_has_kernel_for_dispatch_key(f"npu::{name}", "Meta"):
                 fake.add(name)
     library = torch.library.Library("npu", "IMPL")
     try:
-        _implement(library, fake, only=set(chosen))
+        _implement(library, chosen, fake)
     except BaseException:
         library._destroy()
         raise
     return library, skipped
 
 
-def _implement(library: Any, fake: set[str], only: set[str] | None = None) -> None:
+def _implement(library: Any, names: set[str], fake: set[str]) -> None:
+    """The reference kernels, autograd and (for ``fake``) fake kernels of ``names`` into ``library``."""
     import torch
 
-    names = set(KERNELS) if only is None else only
-    for name, (kernel, fake_kernel) in KERNELS.items():
-        if name not in names:
-            continue
+    for name in sorted(names):
+        kernel, fake_kernel = KERNELS[name]
         library.impl(name, kernel, "CompositeExplicitAutograd")
         if name in fake:
             torch.library.register_fake(f"npu::{name}", fake_kernel, lib=library)

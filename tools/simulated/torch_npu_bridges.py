@@ -50,12 +50,18 @@ class _AbsentExtension(types.ModuleType):
         )
 
 
-def _helpers_lack_extension(_package: Path) -> bool:
+def _helpers() -> Any:
+    """torch_npu's runtime/triton_helpers.py, or None for a release keeping its helpers elsewhere (nothing to
+    bridge there)."""
     try:
-        helpers = importlib.import_module(TRITON_HELPERS)
-    except ModuleNotFoundError:  # a release keeping its helpers elsewhere: nothing to bridge there
-        return False
-    return not hasattr(helpers, "extension")
+        return importlib.import_module(TRITON_HELPERS)
+    except ModuleNotFoundError:
+        return None
+
+
+def _helpers_lack_extension(_package: Path) -> bool:
+    helpers = _helpers()
+    return helpers is not None and not hasattr(helpers, "extension")
 
 
 def _bind_absent_extension() -> None:
@@ -67,13 +73,10 @@ def _bind_absent_extension() -> None:
 def _helpers_lack_ascend_libdevice(_package: Path) -> bool:
     """torch_npu's triton_helpers bound no libdevice of its own (2.10.0.post7 binds it from tl.extra.cann only):
     its ``libdevice`` is torch's, by ``from torch._inductor.runtime.triton_helpers import *``."""
-    try:
-        helpers = importlib.import_module(TRITON_HELPERS)
-    except ModuleNotFoundError:
-        return False
     from torch._inductor.runtime import triton_helpers as torchs
 
-    return getattr(helpers, "libdevice", None) is getattr(torchs, "libdevice", None)
+    helpers = _helpers()
+    return helpers is not None and getattr(helpers, "libdevice", None) is getattr(torchs, "libdevice", None)
 
 
 def _bind_ascend_libdevice() -> None:

@@ -235,9 +235,9 @@ def _triton_key_where_triton_ascend_has_it(old: Any) -> Any:
 
 
 TRITON_KEY_WHY = (
-    "torch_npu's Inductor cache key (codecache.py patch_cache_base_get_system, 2.9.1) imports triton_key from "
-    "triton.compiler.compiler, where triton-ascend 3.2.0 (its Triton 3.2 base) defines it; torch's Triton has none "
-    "there since 3.5 (torch wraps it in triton_compat), and an ImportError there fails every compile"
+    "torch_npu's Inductor cache key (codecache.py patch_cache_base_get_system, 2.8.0.post5 and 2.9.1) imports "
+    "triton_key from triton.compiler.compiler, where triton-ascend 3.2.0 (its Triton 3.2 base) defines it; torch's "
+    "Triton has none there since 3.5 (torch wraps it in triton_compat), and an ImportError there fails every compile"
 )
 
 
