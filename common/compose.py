@@ -14,6 +14,7 @@ from npu_inductor_compat.common import (
     launch_fixes,
     torch_npu_fixes,
     torch_npu_late_fixes,
+    torch_npu_split_fixes,
 )
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.linespec import LineSpec, MalformedLineModule, Plan, check_spec
@@ -29,6 +30,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         *torch_npu_fixes.FIXES,
         *kernel_forms.FIXES,
         *torch_npu_late_fixes.FIXES,
+        *torch_npu_split_fixes.FIXES,
     )
 
 

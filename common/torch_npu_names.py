@@ -151,6 +151,18 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         Call(positional=0),
     ),
     Hook(
+        "index-kernel-split-ranges",
+        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel._split_iteration_ranges",),
+        "common/torch_npu_split_fixes.py torch-npu-split-symbolic-sizes replaces it and both records' probes call it "
+        "(groups, lengths)",
+        Call(positional=2),
+    ),
+    Hook(
+        "index-kernel-cant-split",
+        ("torch_npu._inductor.codegen.triton:CantSplit",),
+        "common/torch_npu_split_fixes.py torch-npu-cant-split-arguments binds a CantSplit constructible bare there",
+    ),
+    Hook(
         "index-overrides-masked",
         ("torch_npu._inductor.codegen.triton:NPUTritonKernelOverrides.masked",),
         "common/torch_npu_late_fixes.py torch-npu-masked-subblock-size-symbols wraps it and its probe calls it "

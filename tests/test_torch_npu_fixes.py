@@ -18,14 +18,18 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.common import torch_npu_fixes, torch_npu_late_fixes
+from npu_inductor_compat.common import torch_npu_fixes, torch_npu_late_fixes, torch_npu_split_fixes
 from npu_inductor_compat.patching import Change, Patch, absent_targets
 from npu_inductor_compat.tools import survey, wheel_cache
 from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable, paired_release, unpacked
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_branch_fixes.py"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLE = EXAMPLES / "torch_npu_branch_fixes.py"
+SPLIT_EXAMPLE = EXAMPLES / "torch_npu_split_ranges.py"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
-IDS = tuple(record.id for record in (*torch_npu_fixes.FIXES, *torch_npu_late_fixes.FIXES))
+IDS = tuple(record.id for record in (*torch_npu_fixes.FIXES, *torch_npu_late_fixes.FIXES, *torch_npu_split_fixes.FIXES))
+SPLIT = torch_npu_split_fixes.SPLIT_SYMBOLIC_SIZES.id
+CANT_SPLIT = torch_npu_split_fixes.CANT_SPLIT_ARGUMENTS.id
 STRICT_SUM = torch_npu_late_fixes.MAKE_REDUCTION_STRICT_SUM.id
 MASKED_SUBBLOCK = torch_npu_late_fixes.MASKED_SUBBLOCK_SIZE_SYMBOLS.id
 # the records whose bug shows in the generated kernels (without the other two torch_npu falls back or fails the
@@ -60,7 +64,7 @@ def test_without_torch_npus_code_the_records_are_skipped_saying_why() -> None:
     finally:
         deactivate()
     found = {fix["id"]: fix for fix in report["fixes"]}
-    for fix_id in KERNEL_IDS:
+    for fix_id in (*KERNEL_IDS, MASKED_SUBBLOCK, SPLIT, CANT_SPLIT):
         assert found[fix_id]["status"] == "skipped", found[fix_id]
         assert "nothing to patch: torch_npu's code is not here" in found[fix_id]["detail"], found[fix_id]
     assert found[STRICT_SUM]["status"] == "not needed"
@@ -100,10 +104,12 @@ def wheel_release() -> str:
     return release
 
 
-def codegen(tmp_path: Path, name: str, *extra: str, ok: bool = True) -> tuple[Path, dict[str, Any]]:
+def codegen(
+    tmp_path: Path, name: str, *extra: str, ok: bool = True, script: Path = EXAMPLE
+) -> tuple[Path, dict[str, Any]]:
     out = tmp_path / name
     env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--provider", "torch_npu-wheel"]
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
     done = subprocess.run(
         [*command, "--out", str(out), "--quiet", *extra],
         capture_output=True,
@@ -199,3 +205,88 @@ def test_without_the_strict_sum_record_torch_npus_make_reduction_fails_every_sum
     _, plain = codegen(tmp_path, "without-strict-sum", "--without-fix", record, ok=False)
     failed = [graph["error"] or {} for graph in plain["graphs"] if graph["status"] != "ok"]
     assert failed and "unexpected keyword argument 'strict_sum'" in str(failed[0].get("message")), failed
+
+
+@pytest.mark.subprocess
+@pytest.mark.download
+def test_torch_npus_range_split_fails_without_its_records_where_they_apply(wheel_release: str, tmp_path: Path) -> None:
+    """A dynamic layer norm and an RMSNorm training step through torch_npu's released codegen: with the records
+    every graph compiles. Where the split record applies (its probe ran torch_npu's split and got the Relational
+    TypeError), the same script without the records fails the compile: with that TypeError, or, where the
+    CantSplit record applies too (2.12.0.post3), with CantSplit's missing arguments."""
+    _, fixed = codegen(tmp_path, "with", script=SPLIT_EXAMPLE)
+    status = fixed["fixes"]
+    assert {status[SPLIT], status[CANT_SPLIT]} <= {"applied", "not needed"}, status
+    carried = verdicts(wheel_release)
+    for fix_id in (SPLIT, CANT_SPLIT):
+        assert (carried[fix_id] == "carried") == (status[fix_id] != "applied"), (fix_id, carried, status)
+    assert [graph["status"] for graph in fixed["graphs"]] == ["ok"] * 4, fixed["graphs"]
+    assert fixed["torch_npu_wheel"]["fallbacks"] == [] and fixed["static_check"]["failures"] == []
+    if status[SPLIT] != "applied":
+        return  # torch_npu decides the split itself; the CantSplit record is shown on its own code below
+    applied = [fix_id for fix_id in (SPLIT, CANT_SPLIT) if status[fix_id] == "applied"]
+    _, plain = codegen(tmp_path, "without", "--without-fix", *applied, ok=False, script=SPLIT_EXAMPLE)
+    failed = [graph["error"] or {} for graph in plain["graphs"] if graph["status"] != "ok"]
+    expected = "CantSplit.__init__() missing" if CANT_SPLIT in applied else "cannot determine truth value of Relational"
+    assert failed and expected in str(failed[0].get("message")), failed
+
+
+CANT_SPLIT_CHILD = """
+    import json
+    from npu_inductor_compat.activation import activate, deactivate
+    from npu_inductor_compat.common import torch_npu_split_fixes as split_fixes
+    from npu_inductor_compat.tools.simulated import torch_npu_wheel
+
+    def refusal():
+        # torch_npu's own split (not the split record's) asked to cut a size of 3 out of a group of 4
+        from types import SimpleNamespace
+        from torch._inductor.virtualized import V
+
+        sizes, _, _ = split_fixes._probe_sizes()
+        with V.set_graph_handler(SimpleNamespace(sizevars=sizes)):
+            try:
+                split_fixes._torch_npus_split()([4], [[3], []])
+            except Exception as err:
+                from torch._inductor.codegen.simd import CantSplit
+                return f"{'CantSplit' if isinstance(err, CantSplit) else type(err).__name__}: {err}"
+        return "split"
+
+    found = {}
+    with torch_npu_wheel.wheel_run():
+        found["before"] = refusal()
+        try:
+            report = activate()
+            found["status"] = {fix["id"]: fix["status"] for fix in report["fixes"]}[split_fixes.CANT_SPLIT_ARGUMENTS.id]
+            found["active"] = refusal()
+        finally:
+            deactivate()
+        found["after"] = refusal()
+    print(json.dumps(found))
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.download
+def test_torch_npus_own_split_refuses_with_a_cant_split_torch_accepts_under_the_record(wheel_release: str) -> None:
+    """torch_npu's own split function, asked for a split it must refuse: on torch 2.12+ its bare `raise CantSplit`
+    is a TypeError (2.12.0.post3, 2.13.0, 2.14.0), which the record turns into the CantSplit torch's callers catch,
+    and deactivation puts back; on older torch the refusal is a CantSplit already and the record is not needed."""
+    import textwrap
+
+    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CANT_SPLIT_CHILD)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["active"].startswith("CantSplit: "), found
+    assert found["after"] == found["before"], found
+    if found["status"] == "applied":
+        assert found["before"].startswith("TypeError: ") and "CantSplit" in found["before"], found
+    else:
+        assert found["status"] == "not needed" and found["before"].startswith("CantSplit: "), found

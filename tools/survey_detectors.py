@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from npu_inductor_compat.common.torch_npu_names import TORCH_NPU_HOOKS, Hook
 from npu_inductor_compat.targets import Target
-from npu_inductor_compat.tools import survey_kernel_forms, survey_late_fixes
+from npu_inductor_compat.tools import survey_kernel_forms, survey_late_fixes, survey_split_fixes
 from npu_inductor_compat.tools.survey_hooks import Found, lookup
 from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, Sources, dotted, module_scope
 
@@ -416,5 +416,15 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "torch-npu-make-reduction-strict-sum",
         "torch_npu's replacement of lowering.make_reduction takes strict_sum (or its torch, before 2.14, passes none)",
         lambda sources: Finding(*survey_late_fixes.make_reduction_takes_strict_sum(sources)),
+    ),
+    Detector(
+        "torch-npu-cant-split-arguments",
+        "the index kernel's module raises CantSplit with arguments (or its torch, before 2.12, takes none)",
+        lambda sources: Finding(*survey_split_fixes.cant_split_raised_with_arguments(sources)),
+    ),
+    Detector(
+        "torch-npu-split-symbolic-sizes",
+        "NPUIndexTritonKernel._split_iteration_ranges compares no group size with a Python operator",
+        lambda sources: Finding(*survey_split_fixes.split_compares_statically(sources)),
     ),
 )
