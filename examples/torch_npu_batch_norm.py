@@ -1,6 +1,6 @@
-"""A convolution, batch norm and ReLU training step: torch_npu 2.8.0.post5, 2.9.1 and 2.11.0.post3 generate batch norm
-kernels that read `loop_x0`, a loop they never open (docs/torch-npu-reports.md). Run it with `codegen
---provider torch_npu-wheel` on their torch: the static check names each kernel and `loop_x0`."""
+"""A convolution, batch norm and ReLU training step: torch_npu 2.8.0.post5, 2.9.1, 2.11.0.post3 and 2.12.0.post3 read
+`loop_x0`, a loop they never open; 2.13.0 and 2.14.0 store a block through a scalar pointer and fall back to no_linear
+(docs/torch-npu-reports.md). Run it with `codegen --provider torch_npu-wheel` on their torch: each is named."""
 
 import torch
 import torch_npu  # noqa: F401

@@ -28,7 +28,10 @@ EVERY_RELEASE = "NPU_INDUCTOR_COMPAT_EVERY_RELEASE"
 ROPE_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 # The releases whose batch-norm kernels (two reduction axes) read loop_x0 and never open its loop (seen on each
 # pair run here: 2.7.1.post11 and 2.10.0.post7 generate them clean)
-LOOP_X0_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3")
+LOOP_X0_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
+# The releases whose batch-norm linear kernels store a block into a scalar pointer: torch_npu's own TTIR check rejects
+# them and it falls back to its no_linear kernels (the run exits 1, naming them)
+BLOCK_STORE_FALLBACK = ("2.13.0", "2.14.0")
 
 
 def paired_release(reproduces: tuple[str, ...]) -> str:
@@ -44,13 +47,10 @@ def paired_release(reproduces: tuple[str, ...]) -> str:
     return release
 
 
-def run_reproducer(
-    script: Path, broken: tuple[str, ...], cwd: Path
-) -> tuple[list[str], list[tuple[dict[str, Any], str]]] | None:
-    """``codegen --provider torch_npu-wheel`` of ``script`` on this torch's release, both graphs compiled: on a
-    release of ``broken`` the static check's problems (at least one) and each failure with its kernel's source;
-    None on another release, whose kernels are checked clean."""
-    release = paired_release(broken)
+def _codegen(script: Path, reproduces: tuple[str, ...], cwd: Path) -> tuple[str, int, str, dict[str, Any], list[str]]:
+    """``codegen --provider torch_npu-wheel`` of ``script`` on this torch's release, every graph compiled: the
+    release, exit code, stderr, summary and the static check's problems."""
+    release = paired_release(reproduces)
     out = cwd / "out"
     env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
@@ -61,10 +61,23 @@ def run_reproducer(
     assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
     assert [graph["status"] for graph in summary["graphs"]] == ["ok", "ok"], done.stderr[-3000:]
     problems = [problem for failure in summary["static_check"]["failures"] for problem in failure["problems"]]
+    return release, done.returncode, done.stderr, summary, problems
+
+
+def run_reproducer(
+    script: Path, broken: tuple[str, ...], cwd: Path, falls_back: tuple[str, ...] = ()
+) -> tuple[list[str], list[tuple[dict[str, Any], str]]] | None:
+    """On a release of ``broken`` the static check's problems (at least one) and each failure with its kernel's
+    source; None on another release, whose kernels are checked clean (on a release of ``falls_back`` clean after
+    torch_npu's own TTIR check made it fall back: tested by the caller from its summary, here only that it did)."""
+    release, returncode, stderr, summary, problems = _codegen(script, (*broken, *falls_back), cwd)
     if release not in broken:
-        assert done.returncode == 0 and problems == [], problems
+        fell_back = release in falls_back
+        assert returncode == int(fell_back) and problems == [], (problems, stderr[-3000:])
+        assert bool(summary["torch_npu_wheel"]["fallbacks"]) == fell_back, summary["torch_npu_wheel"]["fallbacks"]
         return None
-    assert done.returncode == 1 and problems, done.stderr[-3000:]
+    assert returncode == 1 and problems, stderr[-3000:]
+    out = cwd / "out"
     failures = [
         (
             failure,
@@ -101,7 +114,7 @@ def test_torch_npus_batch_norm_kernels_read_loop_x0_and_never_open_its_loop(tmp_
     """torch_npu's index kernel for a reduction over two axes (batch norm over N and H*W) counts ``loops_x0`` but
     never opens the ``for loop_x0 in range(loops_x0)`` loop, and computes its x index from ``loop_x0`` (ResNet-18 and
     ViT hit it). The static check names each such kernel; releases without the bug generate the script clean."""
-    found = run_reproducer(BATCH_NORM, LOOP_X0_BROKEN, tmp_path)
+    found = run_reproducer(BATCH_NORM, LOOP_X0_BROKEN, tmp_path, falls_back=BLOCK_STORE_FALLBACK)
     if found is None:
         return
     problems, failures = found
@@ -110,3 +123,23 @@ def test_torch_npus_batch_norm_kernels_read_loop_x0_and_never_open_its_loop(tmp_
         assert "batch_norm" in failure["kernel"]
         assert "loops_x0 = " in source and "loop_x0 * X0BLOCK_SUB" in source, failure
         assert "for loop_x0 in range(loops_x0)" not in source, failure
+
+
+@pytest.mark.subprocess
+@pytest.mark.download
+def test_torch_npus_batch_norm_kernels_store_a_block_into_a_scalar_pointer(tmp_path: Path) -> None:
+    """torch_npu 2.13.0 and 2.14.0's linear index kernel for the same batch norm stores a block value through a
+    scalar pointer (``tl.store(ptr + (x0), tmpN, None)``): triton rejects it in torch_npu's own TTIR check, torch_npu
+    falls back to its no_linear kernel for both batch-norm kernels, and the run exits 1 naming them."""
+    release, returncode, _, summary, problems = _codegen(BATCH_NORM, BLOCK_STORE_FALLBACK, tmp_path)
+    fallbacks = summary["torch_npu_wheel"]["fallbacks"]
+    if release not in BLOCK_STORE_FALLBACK:
+        assert fallbacks == [], fallbacks
+        return
+    assert returncode == 1 and problems == [], problems
+    assert len(fallbacks) == 2, fallbacks
+    for fallback in fallbacks:
+        (kernel,) = fallback["kernels"]
+        assert fallback["fallback"] == "linear -> no_linear" and "batch_norm" in kernel, fallback
+        assert "Value argument cannot be block type if pointer argument is not a block" in fallback["error"]
+        assert re.search(r"tl\.store\(\w+ \+ \(x0 ?\), tmp\d+, None\)", fallback["error"]), fallback["error"]
