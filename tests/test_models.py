@@ -20,10 +20,10 @@ MODELS = ROOT / "examples" / "models"
 pytestmark = [pytest.mark.subprocess, pytest.mark.compile]
 
 
-def codegen(tmp_path: Path, script: Path) -> tuple[subprocess.CompletedProcess[str], Any]:
+def codegen(tmp_path: Path, script: Path, provider: str = "stock") -> tuple[subprocess.CompletedProcess[str], Any]:
     out = tmp_path / "out"
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out)]
-    command += ["--provider", "stock"]  # stock Inductor, whatever the default on this torch
+    command += ["--provider", provider]  # stock Inductor by default, whatever the default on this torch
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # random init only: nothing may come from the hub
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path, env=env)
     summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
@@ -136,3 +136,53 @@ def test_a_padded_bert_batch_on_the_npu_matches_the_cpu_without_torch_npu(tmp_pa
     assert not torch.allclose(expected[0][1, :5], expected[2][1, :5])  # the padding changes the kept positions
     for want, have in zip(expected, got, strict=True):
         torch.testing.assert_close(have, want, rtol=1e-4, atol=1e-5)
+
+
+def paired(release: str) -> None:
+    """Skip unless this torch is the one torch_npu ``release`` requires (and its wheel can be had)."""
+    import torch
+
+    from npu_inductor_compat.tools.simulated import wheel_release
+
+    try:
+        found = wheel_release.paired_release(torch.__version__)
+        wheel_release.unpacked(found)
+    except wheel_release.WheelUnavailable as err:
+        pytest.skip(f"no torch_npu release to run on this torch: {err}")
+    if found != release:
+        pytest.skip(f"about torch_npu {release}; this torch pairs with {found}")
+
+
+@pytest.mark.download
+@pytest.mark.skipif(importlib.util.find_spec("torchvision") is None, reason="torchvision not installed (extra models)")
+def test_torch_npu_2_7_1s_resnet18_batch_norm_backward_fails_its_own_ttir_check(tmp_path: Path) -> None:
+    """Upstream limit, pinned (docs/torch-npu-reports.md): torch_npu 2.7.1.post11's linear kernels for ResNet-18's
+    batch-norm backward (two batch norms sharing a gradient, batch and H*W reduced apart) store a [1] block into a
+    [1, 1, 1] one; torch_npu's own TTIR check rejects them with triton's message and falls back to no_linear, and
+    the run exits 1 naming them. The real model, unchanged, through torch_npu's released codegen on torch 2.7.1."""
+    paired("2.7.1.post11")
+    done, summary = codegen(tmp_path, MODELS / "resnet18.py", provider="torch_npu-wheel")
+    assert summary is not None and summary["script_error"] is None, done.stderr[-3000:]
+    assert done.returncode == 1 and all(graph["status"] == "ok" for graph in summary["graphs"]), done.stderr[-3000:]
+    fallbacks = summary["torch_npu_wheel"]["fallbacks"]
+    assert len(fallbacks) == 2, fallbacks
+    for fallback in fallbacks:
+        (kernel,) = fallback["kernels"]
+        assert fallback["fallback"] == "linear -> no_linear" and "native_batch_norm_backward" in kernel, fallback
+        assert "Cannot broadcast, rank mismatch: [1], [1, 1, 1]" in fallback["error"], fallback["error"][-500:]
+
+
+@pytest.mark.download
+@pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None, reason="transformers not installed (extra models)"
+)
+def test_torch_npu_2_9_1s_dynamic_bert_backward_rebuilds_a_dim_without_its_length(tmp_path: Path) -> None:
+    """Upstream limit, pinned (docs/torch-npu-reports.md): with torch-npu-split-symbolic-sizes, dynamic BERT's
+    forward compiles on torch_npu 2.9.1; its backward then fails in torch_npu's rebuild of a flattened dim whose
+    length it left None (sympy's FloorDiv.eval of a symbolic size). The real model through torch_npu's codegen."""
+    paired("2.9.1")
+    done, summary = codegen(tmp_path, MODELS / "bert.py", provider="torch_npu-wheel")
+    assert summary is not None and summary["fixes"]["torch-npu-split-symbolic-sizes"] == "applied", done.stderr
+    assert done.returncode == 1 and [graph["status"] for graph in summary["graphs"]] == ["ok", "error"], summary
+    message = str(summary["graphs"][1]["error"]["message"])
+    assert "unsupported operand type(s) for *: 'Symbol' and 'NoneType'" in message, message
