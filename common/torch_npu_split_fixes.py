@@ -1,5 +1,5 @@
 """Fix records for torch_npu's own iteration-range split (NPUIndexTritonKernel._split_iteration_ranges): symbolic
-sizes compared as Python bools, and CantSplit raised without the arguments torch 2.12 requires."""
+sizes compared as Python bools, and CantSplit raised without the arguments torch 2.11 requires."""
 
 # Importing this module imports no torch or torch_npu module; the records' callables do, when applied or probed.
 # Like torch_npu_fixes.py, each probe runs the installed torch_npu's own code on a minimal case, never a version test.
@@ -26,7 +26,7 @@ def _module() -> Any:
 
 def _cant_split(expr: Any, remaining: Any) -> BaseException:
     """The CantSplit torch_npu's module catches (its is_compatible looks the name up there), with torch's arguments
-    (torch 2.12 requires them; before, CantSplit is a plain Exception and takes them as its args)."""
+    (torch 2.11 requires them; before, CantSplit is a plain Exception and takes them as its args)."""
     error: BaseException = _module().CantSplit(expr, remaining)
     return error
 
@@ -167,10 +167,11 @@ SPLIT_SYMBOLIC_SIZES = Patch(
 )
 
 
-# ------------------------------------------------------------------------------------ CantSplit with torch 2.12's args
-# torch 2.12 gave torch._inductor.codegen.simd.CantSplit a required (expr, remaining). torch_npu 2.12.0.post3, 2.13.0
-# and 2.14.0 raise it bare in _split_iteration_ranges (the name bound in codegen/triton.py): the TypeError escapes
-# their is_compatible, which catches only CantSplit, and a split that should be refused fails the compile.
+# ------------------------------------------------------------------------------------ CantSplit with torch 2.11's args
+# torch 2.11 gave torch._inductor.codegen.simd.CantSplit a required (expr, remaining). torch_npu 2.11.0.post3,
+# 2.12.0.post3, 2.13.0 and 2.14.0 raise it bare in _split_iteration_ranges (the name bound in codegen/triton.py): the
+# TypeError escapes their is_compatible, which catches only CantSplit, and a split that should be refused fails the
+# compile.
 def _constructible_bare(original: type) -> type:
     """A CantSplit of torch's that torch_npu can raise without arguments (then expr and remaining are unknown)."""
 
@@ -189,7 +190,7 @@ def _constructible_bare(original: type) -> type:
 
 def cant_split_raised_right() -> bool:
     """Whether the installed torch_npu's split refuses a split it cannot make with a CantSplit torch accepts: its
-    own function run on a size 3 against a group of 4 (torch_npu 2.12.0.post3+ on torch 2.12+: TypeError)."""
+    own function run on a size 3 against a group of 4 (torch_npu 2.11.0.post3+ on torch 2.11+: TypeError)."""
     from torch._inductor.virtualized import V
 
     module = _module()
@@ -198,7 +199,7 @@ def cant_split_raised_right() -> bool:
     except TypeError:
         pass
     else:
-        return True  # torch before 2.12: CantSplit takes no arguments, a bare raise is right
+        return True  # torch before 2.11: CantSplit takes no arguments, a bare raise is right
     sizes, _, _ = _probe_sizes()
     with V.set_graph_handler(SimpleNamespace(sizevars=sizes)):  # type: ignore[arg-type]
         try:
@@ -216,11 +217,11 @@ CANT_SPLIT_ARGUMENTS = Patch(
     id="torch-npu-cant-split-arguments",
     layer="fix",
     why=(
-        "torch 2.12's CantSplit takes (expr, remaining); torch_npu raises it without them, so a refused split becomes "
+        "torch 2.11's CantSplit takes (expr, remaining); torch_npu raises it without them, so a refused split becomes "
         "a TypeError that escapes its is_compatible and fails the compile (transformers Llama, dynamic BERT)"
     ),
     upstream=(
-        "not fixed in torch_npu: 2.12.0.post3, 2.13.0, 2.14.0 and master 9e73e708 raise CantSplit bare "
+        "not fixed in torch_npu: 2.11.0.post3, 2.12.0.post3, 2.13.0, 2.14.0 and master 9e73e708 raise CantSplit bare "
         "(codegen/triton.py _split_iteration_ranges); report text in docs/torch-npu-reports.md"
     ),
     remove_when="torch_npu raises CantSplit with its arguments (the probe then says not needed)",

@@ -6,7 +6,8 @@ torch-npu-split-symbolic-sizes and torch-npu-cant-split-arguments, common/torch_
 #    2.11.0.post3 and 2.12.0.post3 compare the symbolic batch*sequence size with `> 1` while deciding a fusion and
 #    the compile fails ("cannot determine truth value of Relational").
 # 2. RMSNorm (as transformers' Llama writes it) before a linear layer: in the backward torch_npu refuses a split by
-#    raising CantSplit without the (expr, remaining) torch 2.12 requires (2.12.0.post3, with the first record off).
+#    raising CantSplit without the (expr, remaining) torch 2.11 requires (2.11.0.post3 and 2.12.0.post3, with the
+#    first record off).
 
 import torch
 import torch_npu  # noqa: F401

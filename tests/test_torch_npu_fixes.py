@@ -213,7 +213,7 @@ def test_torch_npus_range_split_fails_without_its_records_where_they_apply(wheel
     """A dynamic layer norm and an RMSNorm training step through torch_npu's released codegen: with the records
     every graph compiles. Where the split record applies (its probe ran torch_npu's split and got the Relational
     TypeError), the same script without the records fails the compile: with that TypeError, or, where the
-    CantSplit record applies too (2.12.0.post3), with CantSplit's missing arguments."""
+    CantSplit record applies too (2.11.0.post3, 2.12.0.post3), with CantSplit's missing arguments."""
     _, fixed = codegen(tmp_path, "with", script=SPLIT_EXAMPLE)
     status = fixed["fixes"]
     assert {status[SPLIT], status[CANT_SPLIT]} <= {"applied", "not needed"}, status
@@ -268,8 +268,8 @@ CANT_SPLIT_CHILD = """
 @pytest.mark.subprocess
 @pytest.mark.download
 def test_torch_npus_own_split_refuses_with_a_cant_split_torch_accepts_under_the_record(wheel_release: str) -> None:
-    """torch_npu's own split function, asked for a split it must refuse: on torch 2.12+ its bare `raise CantSplit`
-    is a TypeError (2.12.0.post3, 2.13.0, 2.14.0), which the record turns into the CantSplit torch's callers catch,
+    """torch_npu's own split function, asked for a split it must refuse: on torch 2.11+ its bare `raise CantSplit`
+    is a TypeError (2.11.0.post3 to 2.14.0), which the record turns into the CantSplit torch's callers catch,
     and deactivation puts back; on older torch the refusal is a CantSplit already and the record is not needed."""
     import textwrap
 

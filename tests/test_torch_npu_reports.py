@@ -31,7 +31,7 @@ ROPE_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 LOOP_X0_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 # The releases whose batch-norm linear kernels store a block into a scalar pointer: torch_npu's own TTIR check rejects
 # them and it falls back to its no_linear kernels (the run exits 1, naming them)
-BLOCK_STORE_FALLBACK = ("2.13.0", "2.14.0")
+BLOCK_STORE_FALLBACK = ("2.10.0.post7", "2.13.0", "2.14.0")
 
 
 def paired_release(reproduces: tuple[str, ...]) -> str:
@@ -128,9 +128,9 @@ def test_torch_npus_batch_norm_kernels_read_loop_x0_and_never_open_its_loop(tmp_
 @pytest.mark.subprocess
 @pytest.mark.download
 def test_torch_npus_batch_norm_kernels_store_a_block_into_a_scalar_pointer(tmp_path: Path) -> None:
-    """torch_npu 2.13.0 and 2.14.0's linear index kernel for the same batch norm stores a block value through a
-    scalar pointer (``tl.store(ptr + (x0), tmpN, None)``): triton rejects it in torch_npu's own TTIR check, torch_npu
-    falls back to its no_linear kernel for both batch-norm kernels, and the run exits 1 naming them."""
+    """torch_npu 2.10.0.post7, 2.13.0 and 2.14.0's linear index kernel for the same batch norm stores a block value
+    through a scalar pointer (``tl.store(ptr + (x0), tmpN, None)``): triton rejects it in torch_npu's own TTIR check,
+    torch_npu falls back to its no_linear kernel for both batch-norm kernels, and the run exits 1 naming them."""
     release, returncode, _, summary, problems = _codegen(BATCH_NORM, BLOCK_STORE_FALLBACK, tmp_path)
     fallbacks = summary["torch_npu_wheel"]["fallbacks"]
     if release not in BLOCK_STORE_FALLBACK:

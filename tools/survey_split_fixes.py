@@ -9,7 +9,7 @@ from packaging.version import Version
 
 from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, Sources, dotted, module_scope
 
-CANT_SPLIT_ARGUMENTS_TORCH = Version("2.12")  # torch's CantSplit takes (expr, remaining) from 2.12.0 on
+CANT_SPLIT_ARGUMENTS_TORCH = Version("2.11")  # torch's CantSplit takes (expr, remaining) from 2.11.0 on
 ORDERING = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 
 
