@@ -5,7 +5,6 @@ How it runs, and torch_npu's kernels in their own environment: docs/codegen.md."
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -18,9 +17,10 @@ from npu_inductor_compat.tools.simulated.triton_ascend_site import (
     locate,
     worker_env,
 )
-from npu_inductor_compat.tools.simulated.worker_protocol import exit_text, tail
+from npu_inductor_compat.tools.simulated.worker_protocol import exit_text, run_worker, tail
 
 STAGES = ("ttir", "ttir-passes", "linalg")  # what each config goes through, in order
+WORKER = ("-m", "npu_inductor_compat.tools.simulated.kernel_lowering", "--worker")  # after sys.executable
 LIBDEVICE = "tl.extra.ascend.libdevice (torch_npu's npu_triton_helpers binding)"
 # torch_npu's kernels: their own imports bind libdevice (torch_npu/_inductor/runtime/triton_helpers.py)
 TORCH_NPU_LIBDEVICE = "torch_npu's triton_helpers binding (tl.extra.cann.libdevice, else tl.extra.ascend.libdevice)"
@@ -50,9 +50,10 @@ def lower(
     environment: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """One result per (kernel file, config): ``file``, ``config``, ``stage`` reached (None, or one of STAGES),
-    ``ok`` (reached linalg), ``error`` (the compiler's message), ``seconds`` per stage. ``torch_npu``: the release
-    whose kernels they are (loaded in torch_npu_bridges.py's ``torch_npu_environment``; what it unstubbed and bridged
-    goes into ``environment``)."""
+    ``ok`` (reached linalg), ``error`` (the compiler's message), ``seconds`` per stage. A stage of one config that
+    runs ``timeout`` seconds is hung: that config is recorded so, the rest go on in a new worker. ``torch_npu``: the
+    release whose kernels they are (loaded in torch_npu_bridges.py's ``torch_npu_environment``; what it unstubbed and
+    bridged goes into ``environment``)."""
     env = worker_env(triton_ascend)
     with tempfile.TemporaryDirectory(prefix="npu_kernel_check_cache_") as cache:
         env.setdefault("TORCHINDUCTOR_CACHE_DIR", cache)  # what the worker's Inductor writes goes with it
@@ -65,15 +66,12 @@ def _lower(
     results: list[dict[str, Any]] = []
     done_keys: list[str] = []
     while True:
-        command = [sys.executable, "-m", "npu_inductor_compat.tools.simulated.kernel_lowering", "--worker"]
+        command = [sys.executable, *WORKER]
         command += [f"--torch-npu={torch_npu}"] if torch_npu else []
         command += [f"--skip={key}" for key in done_keys] + [str(path) for path in files]
-        try:
-            worker = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout, check=False)
-            stdout, stderr, code = worker.stdout, worker.stderr, worker.returncode
-        except subprocess.TimeoutExpired as err:
-            stdout = err.stdout.decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
-            stderr, code = f"timed out after {timeout:.0f} s", None
+        stdout, stderr, code = run_worker(command, env, timeout)
+        if code is None:
+            stderr += f"\n(no progress for {timeout:.0f} s: stopped)"
         current = None
         for line in stdout.splitlines():
             try:

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
+import subprocess
 import sys
-from typing import Any
+import tempfile
+import threading
+from typing import IO, Any
 
 _channel: Any = None  # a worker's answers: stdout, or the channel open_channel set aside
 
@@ -34,3 +38,38 @@ def exit_text(code: int) -> str:
 
 def tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+def run_worker(command: list[str], env: dict[str, str], quiet_limit: float) -> tuple[str, str, int | None]:
+    """Run a worker to its end: its stdout, stderr and exit code; the code is None when it went ``quiet_limit``
+    seconds without a line of output (one event per config and stage: a compile that long is hung) and was killed.
+    A long run of quick steps is never cut short."""
+    with tempfile.TemporaryFile(mode="w+") as errors:  # a file: a chatty stderr cannot block the worker
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
+        assert process.stdout is not None
+        lines: queue.Queue[str | None] = queue.Queue()
+        reader = threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True)
+        reader.start()
+        out: list[str] = []
+        code: int | None = None
+        while True:
+            try:
+                line = lines.get(timeout=quiet_limit)
+            except queue.Empty:
+                process.kill()
+                process.wait()
+                break
+            if line is None:
+                code = process.wait()
+                break
+            out.append(line)
+        reader.join(timeout=10)
+        process.stdout.close()
+        errors.seek(0)
+        return "".join(out), errors.read(), code
