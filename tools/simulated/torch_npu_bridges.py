@@ -71,8 +71,8 @@ def _bind_absent_extension() -> None:
 
 
 def _helpers_lack_ascend_libdevice(_package: Path) -> bool:
-    """torch_npu's triton_helpers bound no libdevice of its own (2.10.0.post7 binds it from tl.extra.cann only):
-    its ``libdevice`` is torch's, by ``from torch._inductor.runtime.triton_helpers import *``."""
+    """torch_npu's triton_helpers bound no libdevice of its own (2.9.0.post9 and 2.10.0.post7 bind it from
+    tl.extra.cann only): its ``libdevice`` is torch's, by ``from torch._inductor.runtime.triton_helpers import *``."""
     from torch._inductor.runtime import triton_helpers as torchs
 
     helpers = _helpers()
@@ -125,13 +125,14 @@ BRIDGES: tuple[Bridge, ...] = (
     ),
     Bridge(
         f"{TRITON_HELPERS}:libdevice",
-        "the kernels import libdevice from torch_npu's triton_helpers; 2.10.0.post7's binds it from tl.extra.cann "
-        "only, with no fallback, so on triton-ascend 3.2.0 the name is torch's (its generic libdevice, for CUDA and "
-        "HIP): libdevice.exp in a softmax then fails to compile ('constexpr' object has no attribute 'type')",
+        "the kernels import libdevice from torch_npu's triton_helpers; 2.9.0.post9's and 2.10.0.post7's bind it "
+        "from tl.extra.cann only, with no fallback, so on triton-ascend 3.2.0 the name is torch's (its generic "
+        "libdevice, for CUDA and HIP): libdevice.exp in a softmax, libdevice.pow, fail to compile",
         "triton-ascend 3.2.0's own libdevice, tl.extra.ascend.libdevice (what later releases call "
         "tl.extra.cann.libdevice), as the other releases' triton_helpers fall back to",
         "triton-ascend third_party/ascend/language/cann/__init__.py (tl.extra.cann.libdevice); triton-ascend 3.2.0 "
-        "triton/language/extra/ascend/libdevice.py; torch_npu 2.10.0.post7 _inductor/runtime/triton_helpers.py",
+        "triton/language/extra/ascend/libdevice.py; torch_npu 2.9.0.post9 and 2.10.0.post7 "
+        "_inductor/runtime/triton_helpers.py",
         _helpers_lack_ascend_libdevice,
         _bind_ascend_libdevice,
     ),
