@@ -199,7 +199,7 @@ def test_probe_that_raises_is_an_error_naming_the_record(fake_provider: Any, mon
 
 
 BACKWARD_AFTER_DEACTIVATE = r"""
-import json, torch
+import json, os, torch
 import npu_inductor_compat
 from npu_inductor_compat.tools.simulated import device
 from npu_inductor_compat.tools.simulated.capture import capturing
@@ -219,7 +219,11 @@ with capturing():
         refused = None
     npu_inductor_compat.activate()
     compiled(torch.randn(8, device="npu")).sum().backward()
-print(json.dumps({"refused": refused, "grad": weight.grad is not None}))
+print(json.dumps({"refused": refused, "grad": weight.grad is not None}), flush=True)
+# torch 2.12 stashes a Python object in every backward's thread state; the autograd thread of "npu" may drop it
+# while the interpreter finalises and abort it ("terminate called without an active exception", pytorch PR 180701).
+# Not what this test is about: end without finalising, as codegen's child does.
+os._exit(0)
 """
 
 
