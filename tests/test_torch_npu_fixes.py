@@ -267,21 +267,15 @@ CANT_SPLIT_CHILD = """
 
 @pytest.mark.subprocess
 @pytest.mark.download
-def test_torch_npus_own_split_refuses_with_a_cant_split_torch_accepts_under_the_record(wheel_release: str) -> None:
+def test_torch_npus_own_split_refuses_with_a_cant_split_torch_accepts_under_the_record(
+    wheel_release: str, run_python: Any
+) -> None:
     """torch_npu's own split function, asked for a split it must refuse: on torch 2.11+ its bare `raise CantSplit`
     is a TypeError (2.11.0.post3 to 2.14.0), which the record turns into the CantSplit torch's callers catch,
     and deactivation puts back; on older torch the refusal is a CantSplit already and the record is not needed."""
     import textwrap
 
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(CANT_SPLIT_CHILD)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env=env,
-    )
+    done = run_python(textwrap.dedent(CANT_SPLIT_CHILD), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["active"].startswith("CantSplit: "), found
