@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -136,11 +137,38 @@ def _torch_npu_ttir(autotuner: Any, config: Any) -> tuple[Any, Any, Any]:
     return ir_module, backend, options
 
 
+def torch_npu_ttir(files: list[Path], torch_npu: str) -> dict[str, str]:  # pragma: no cover - under triton-ascend
+    """The TTIR text of each kernel file's first config as torch_npu ``torch_npu``'s precompile builds it, in the
+    environment the worker lowers its kernels in: for tests that read the IR itself (which ops a kernel reduces by)."""
+    texts = {}
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(torch_npu_environment(torch_npu))
+        _stop_at_triton_compile()
+        stack.enter_context(driver_selection_inert())
+        modules = tempfile.mkdtemp(prefix="npu_kernel_ttir_")
+        stack.callback(shutil.rmtree, modules, True)
+        for file in files:
+            _, autotuner = _load_kernel(file, Path(modules))
+            as_on_the_host(autotuner.triton_meta, constexpr_names(autotuner.fn))
+            texts[str(file)] = str(_torch_npu_ttir(autotuner, autotuner.configs[0])[0])
+    return texts
+
+
+def _load_kernel(file: Path, modules: Path) -> tuple[str, Any]:
+    """(kernel name, its autotuner or jit function): the kernel file's module, loaded from a copy in ``modules``."""
+    name, source = kernel_source(file)
+    module_path = modules / f"{name}.py"
+    module_path.write_text(source)  # triton.jit reads the function's source from a real file
+    spec = importlib.util.spec_from_file_location(name, module_path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return name, getattr(module, name)
+
+
 def _worker(files: list[str], skip: set[str], torch_npu: str | None = None) -> int:  # pragma: no cover
     """Lower every config of ``files`` (runs under triton-ascend); ``torch_npu``: the release whose kernels they
     are (they load in :func:`torch_npu_environment`)."""
-    import importlib.util
-
     import triton.language as tl
     from torch._inductor.runtime import triton_helpers
     from triton.backends.compiler import GPUTarget
@@ -169,14 +197,7 @@ def _worker(files: list[str], skip: set[str], torch_npu: str | None = None) -> i
     for file in files:
         key = f"{file}::load"
         try:
-            name, source = kernel_source(Path(file))
-            module_path = Path(modules) / f"{name}.py"
-            module_path.write_text(source)  # triton.jit reads the function's source from a real file
-            spec = importlib.util.spec_from_file_location(name, module_path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            autotuner = getattr(module, name)
+            name, autotuner = _load_kernel(Path(file), Path(modules))
         except Exception as err:
             if key not in skip:
                 message = f"loading the kernel failed: {_compiler_message(err)}"
