@@ -15,6 +15,10 @@
 #   reduction elements in one persistent (single-pass) kernel on every SoC; only Ascend950's unified buffer holds
 #   that, the others overflow it. torch_npu's v2.9.0, v2.10.0 and master use 1024 off Ascend950 (master cb704728e);
 #   its 2.7.1 branch and 2.7.1.post11 wheel do not; 2.12.0.post3 decides in ``npu_choices.py`` with 1024.
+# - ``torch-npu-looped-argreduce-index``: kernels end an argmax/argmin with torch's ``max_with_index`` /
+#   ``min_with_index``, one two-operand ``tl.reduce``; triton-ascend lowers it over a looped reduction's carried
+#   accumulators to the lane position, not the carried index. Fixed on torch_npu v2.10.0 (!44642, !44814) and master
+#   (!44897) in its runtime ``triton_helpers``; the other six releases' kernels call torch's.
 #
 # Importing this module imports no torch or torch_npu module; the records' callables do, when applied or probed.
 
@@ -222,12 +226,83 @@ PERSISTENT_REDUCTION_UB = Patch(
     patches_package="torch_npu",
 )
 
-FIXES: tuple[Patch, ...] = (MASKED_LOAD_SIZE_SYMBOLS, PERSISTENT_REDUCTION_UB)
+# ---------------------------------------------------------------------------- argmax/argmin of a looped reduction
+# The kernel classes of torch_npu whose reductions end in triton_helpers.max_with_index / min_with_index: the index
+# kernel (every release) and, where they exist, the no_linear fallback's kernels (torch's reduction codegen).
+KERNEL_CODEGEN = tuple(
+    torch_npu_names.qualname(hook)
+    for hook in ("index-kernel-codegen", "no-linear-kernel-codegen", "no-linear-loop-kernel-codegen")
+)
+RUNTIME_HELPERS = torch_npu_names.module_of("runtime-triton-helpers")
+ARGREDUCE_HELPERS = "npu_inductor_compat.common.triton_argreduce"
+_TORCH_ARGREDUCE = re.compile(r"\btriton_helpers\.(max|min)_with_index\(")
+_TRITON_LANGUAGE = "import triton.language as tl\n"
+
+
+def argreduce_in_two_steps(source: str) -> str:
+    """A kernel's source with its argmax/argmin calls on triton_argreduce.py's helpers, which that module imports
+    (after ``import triton.language as tl``, or first): the kernel imports them wherever it is compiled."""
+    if not _TORCH_ARGREDUCE.search(source):
+        return source
+    rewritten = _TORCH_ARGREDUCE.sub(r"triton_argreduce.\1_with_index(", source)
+    importing = f"from {ARGREDUCE_HELPERS.rpartition('.')[0]} import triton_argreduce\n"
+    head, anchor, rest = rewritten.partition(_TRITON_LANGUAGE)
+    return f"{head}{anchor}{importing}{rest}" if anchor else importing + rewritten
+
+
+def _argreduce_rewritten(original: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps_original(original)
+    def codegen_kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return argreduce_in_two_steps(original(self, *args, **kwargs))
+
+    return codegen_kernel
+
+
+def argreduce_helpers_reduce_twice() -> bool:
+    """Whether the max_with_index/min_with_index torch_npu's kernels call are its own: they import triton_helpers
+    from its runtime package where it has one (2.7.1.post11, 2.9.0.post9, 2.10.0.post7, 2.13.0, 2.14.0), else
+    torch's; only 2.10.0.post7, 2.13.0 and 2.14.0 define the two there (torch's reduce value and index at once)."""
+    import importlib
+
+    from torch._inductor.runtime import triton_helpers as torchs
+
+    try:
+        helpers = importlib.import_module(RUNTIME_HELPERS)
+    except ModuleNotFoundError as err:
+        if err.name is None or not RUNTIME_HELPERS.startswith(err.name):
+            raise
+        return False  # the kernels import torch's module
+    return all(getattr(helpers, name) is not getattr(torchs, name) for name in ("max_with_index", "min_with_index"))
+
+
+LOOPED_ARGREDUCE_INDEX = Patch(
+    id="torch-npu-looped-argreduce-index",
+    layer="fix",
+    why=(
+        "torch_npu's kernels end an argmax/argmin with torch's max_with_index/min_with_index, one tl.reduce over "
+        "(value, index): over a looped reduction's carried accumulators triton-ascend returns the lane position, "
+        "not the carried index (a wrong index, no error); the kernels call two single-operand reductions instead"
+    ),
+    upstream=(
+        "torch_npu v2.10.0 !44642/!44814 and master !44897 (runtime/triton_helpers.py reduces twice), in the "
+        "2.10.0.post7, 2.13.0 and 2.14.0 wheels; 2.7.1.post11, 2.8.0.post5, 2.9.0.post9, 2.9.1, 2.11.0.post3 and "
+        "2.12.0.post3 call torch's (docs/torch-npu-reports.md)"
+    ),
+    remove_when="every torch_npu release in use defines its own max_with_index (the probe then says not needed)",
+    changes=tuple(Change(target, _argreduce_rewritten, optional=True) for target in KERNEL_CODEGEN),
+    upstream_has_fix=argreduce_helpers_reduce_twice,
+    patches_package="torch_npu",
+)
+
+FIXES: tuple[Patch, ...] = (MASKED_LOAD_SIZE_SYMBOLS, PERSISTENT_REDUCTION_UB, LOOPED_ARGREDUCE_INDEX)
 
 __all__ = [
     "FIXES",
+    "LOOPED_ARGREDUCE_INDEX",
     "MASKED_LOAD_SIZE_SYMBOLS",
     "PERSISTENT_REDUCTION_UB",
+    "argreduce_helpers_reduce_twice",
+    "argreduce_in_two_steps",
     "filter_masks_keeps_guard",
     "is_size_symbol",
     "persistent_reduction_fits",

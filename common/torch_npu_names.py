@@ -118,7 +118,8 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         ("torch_npu._inductor.runtime.triton_helpers",),
         "tools/simulated/torch_npu_bridges.py: the TTIR worker binds `extension` in it where triton-ascend 3.2.0 has "
         "no tl.extra.cann (the 2.7.1.post11 and 2.9.0.post9 kernels import it from there); tools/simulated/"
-        "wheel_records.py torch-npu-wheel-helpers-extension does the same in the codegen process",
+        "wheel_records.py torch-npu-wheel-helpers-extension does the same in the codegen process; common/"
+        "torch_npu_fixes.py torch-npu-looped-argreduce-index's probe reads its max_with_index/min_with_index",
     ),
     Hook(
         "grid-expr-npu",
@@ -136,6 +137,23 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "tools/simulated/torch_npu_wheel.py: the C++ wrapper's launch params are saved for the first runtime-block "
         "candidate of its plan, as torch_npu's autotuner chooses one (absent in 2.12.0.post3: no runtime blocks)",
         Call(positional=2),
+    ),
+    Hook(
+        "index-kernel-codegen",
+        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.codegen_kernel",),
+        "common/torch_npu_fixes.py torch-npu-looped-argreduce-index wraps it (its kernels' argmax/argmin calls)",
+    ),
+    Hook(
+        "no-linear-kernel-codegen",
+        ("torch_npu._inductor.codegen.triton:NPUTritonKernel.codegen_kernel",),
+        "common/torch_npu_fixes.py torch-npu-looped-argreduce-index wraps it where it exists (the no_linear "
+        "fallback's kernel)",
+    ),
+    Hook(
+        "no-linear-loop-kernel-codegen",
+        ("torch_npu._inductor.codegen.triton:NPUTritonKernelWithLoop.codegen_kernel",),
+        "common/torch_npu_fixes.py torch-npu-looped-argreduce-index wraps it where it exists (the no_linear "
+        "fallback's looped kernel)",
     ),
     Hook(
         "index-kernel-filter-masks",

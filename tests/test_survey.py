@@ -378,6 +378,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "inplace-skips-removed-users": NOT_CARRIED,
             "torch-npu-masked-load-size-symbols": NOT_CARRIED,
             "torch-npu-persistent-reduction-ub": NOT_CARRIED,
+            "torch-npu-looped-argreduce-index": NOT_CARRIED,
             "npu-variance-two-step": CARRIED,
             "npu-index-wrap-as-shift": NOT_CARRIED,
             "torch-npu-masked-subblock-size-symbols": CARRIED,
@@ -407,6 +408,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "inplace-skips-removed-users": NOT_CARRIED,
             "torch-npu-masked-load-size-symbols": NOT_CARRIED,
             "torch-npu-persistent-reduction-ub": CARRIED,
+            "torch-npu-looped-argreduce-index": NOT_CARRIED,
             "npu-variance-two-step": CARRIED,
             "npu-index-wrap-as-shift": NOT_CARRIED,
             "torch-npu-masked-subblock-size-symbols": CARRIED,
@@ -437,6 +439,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "inplace-skips-removed-users": NOT_CARRIED,
             "torch-npu-masked-load-size-symbols": CARRIED,
             "torch-npu-persistent-reduction-ub": CARRIED,
+            "torch-npu-looped-argreduce-index": NOT_CARRIED,
             "npu-variance-two-step": CARRIED,
             "npu-index-wrap-as-shift": NOT_CARRIED,
             "torch-npu-masked-subblock-size-symbols": CARRIED,
@@ -447,6 +450,8 @@ RELEASED: dict[str, dict[str, Any]] = {
         "lock_init": [],
         "missing": {
             "index-overrides-masked",  # torch's own masked() kept: no subblock axis masks
+            "no-linear-kernel-codegen",  # no no_linear fallback kernels
+            "no-linear-loop-kernel-codegen",
             "triton-support-ffts",
             "mlir-plugin",
             "ascendc-package",
@@ -476,6 +481,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "inplace-skips-removed-users": NOT_CARRIED,
             "torch-npu-masked-load-size-symbols": CARRIED,
             "torch-npu-persistent-reduction-ub": CARRIED,
+            "torch-npu-looped-argreduce-index": NOT_CARRIED,
             "npu-variance-two-step": CARRIED,
             "npu-index-wrap-as-shift": NOT_CARRIED,
             "torch-npu-masked-subblock-size-symbols": CARRIED,
@@ -486,6 +492,8 @@ RELEASED: dict[str, dict[str, Any]] = {
         "lock_init": [],
         "missing": {
             "index-overrides-masked",  # torch's own masked() kept: no subblock axis masks
+            "no-linear-kernel-codegen",  # no no_linear fallback kernels
+            "no-linear-loop-kernel-codegen",
             "triton-support-ffts",
             "index-kernel-persistent-reduction",
             "npu-config-ascend950",

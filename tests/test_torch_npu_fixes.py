@@ -21,6 +21,7 @@ import pytest
 from npu_inductor_compat.common import torch_npu_fixes, torch_npu_late_fixes, torch_npu_split_fixes
 from npu_inductor_compat.patching import Change, Patch, absent_targets
 from npu_inductor_compat.tools import survey, wheel_cache
+from npu_inductor_compat.tools.simulated import triton_ascend_site
 from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable, paired_release, unpacked
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -32,6 +33,7 @@ SPLIT = torch_npu_split_fixes.SPLIT_SYMBOLIC_SIZES.id
 CANT_SPLIT = torch_npu_split_fixes.CANT_SPLIT_ARGUMENTS.id
 STRICT_SUM = torch_npu_late_fixes.MAKE_REDUCTION_STRICT_SUM.id
 MASKED_SUBBLOCK = torch_npu_late_fixes.MASKED_SUBBLOCK_SIZE_SYMBOLS.id
+ARGREDUCE = torch_npu_fixes.LOOPED_ARGREDUCE_INDEX.id
 # the records whose bug shows in the generated kernels (without the other two torch_npu falls back or fails the
 # lowering: tested apart)
 KERNEL_IDS = tuple(record.id for record in torch_npu_fixes.FIXES)
@@ -284,3 +286,73 @@ def test_torch_npus_own_split_refuses_with_a_cant_split_torch_accepts_under_the_
         assert found["before"].startswith("TypeError: ") and "CantSplit" in found["before"], found
     else:
         assert found["status"] == "not needed" and found["before"].startswith("CantSplit: "), found
+
+
+# argmax and argmin over 8192 elements a row: a looped reduction on every release (a persistent one holds at most
+# 4096), whose kernel ends in max_with_index/min_with_index over the loop's carried accumulators
+ARGMAX = """
+import torch
+import torch_npu
+
+x = torch.randn(8, 8192)
+got = torch.compile(lambda t: (t.argmax(dim=-1), t.argmin(dim=-1)))(x.npu())
+assert [g.cpu().tolist() for g in got] == [x.argmax(dim=-1).tolist(), x.argmin(dim=-1).tolist()]
+"""
+TTIR_CHILD = """
+import json, sys
+from pathlib import Path
+from npu_inductor_compat.tools.simulated.kernel_lowering import torch_npu_ttir
+print(json.dumps(torch_npu_ttir([Path(file) for file in sys.argv[2:]], sys.argv[1])))
+"""
+REDUCE_OPERANDS = re.compile(r'"tt\.reduce"\(([^)]*)\)')
+
+
+def reduce_operand_counts(release: str, files: list[Path]) -> list[list[int]]:
+    """Per kernel file, the operand count of each tt.reduce in the TTIR triton-ascend's front end builds from it
+    through torch_npu's own precompile (kernel_lowering.torch_npu_ttir, under triton-ascend)."""
+    try:
+        site = triton_ascend_site.locate()
+    except triton_ascend_site.KernelCheckUnavailable as err:
+        pytest.skip(f"triton-ascend cannot be had: {err}")
+    env = {key: value for key, value in triton_ascend_site.worker_env(site).items() if key not in ENV_KEYS}
+    done = subprocess.run(
+        [sys.executable, "-c", TTIR_CHILD, release, *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    texts = json.loads(done.stdout.strip().splitlines()[-1])
+    return [[len(found.split(",")) for found in REDUCE_OPERANDS.findall(texts[str(file)])] for file in files]
+
+
+@pytest.mark.subprocess
+@pytest.mark.download
+def test_a_looped_argmax_reduces_value_and_index_apart_under_the_record(wheel_release: str, tmp_path: Path) -> None:
+    """The wrong index itself needs an NPU; one level below it, the TTIR that triton-ascend's front end builds from
+    torch_npu's own precompile shows the cause. With the record every tt.reduce of the argmax/argmin kernel takes one
+    operand and every config lowers to linalg. Without it, the releases whose kernels call torch's max_with_index
+    (the record applies) reduce (value, index) in one tt.reduce; where torch_npu has its own fix, neither run does."""
+    script = tmp_path / "argmax.py"
+    script.write_text(ARGMAX)
+    fixed_out, fixed = codegen(tmp_path, "with", "--check-kernels", script=script)
+    status = fixed["fixes"][ARGREDUCE]
+    assert status in ("applied", "not needed"), status
+    assert (verdicts(wheel_release)[ARGREDUCE] == "carried") == (status != "applied")
+    assert fixed["kernel_check"]["configs"] > 0 and fixed["kernel_check"]["rejected"] == 0, fixed["kernel_check"]
+    plain_out, plain = codegen(tmp_path, "without", "--without-fix", ARGREDUCE, script=script)
+    (fixed_kernel,) = kernel_sources(fixed_out, fixed, 0).values()
+    (plain_kernel,) = kernel_sources(plain_out, plain, 0).values()
+    assert ("triton_argreduce.max_with_index(" in fixed_kernel) == (status == "applied"), fixed_kernel
+    assert "triton_argreduce" not in plain_kernel and "for loop_r" in plain_kernel, plain_kernel
+
+    files = [
+        out / entry["source"]
+        for out, summary in ((fixed_out, fixed), (plain_out, plain))
+        for entry in summary["graphs"][0]["files"]["kernels"].values()
+    ]
+    with_record, without = reduce_operand_counts(wheel_release, files)
+    assert with_record and set(with_record) == {1}, with_record
+    assert (2 in without) == (status == "applied"), without

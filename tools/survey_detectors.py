@@ -397,6 +397,12 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         _persistent_reduction_budget,
     ),
     Detector(
+        "torch-npu-looped-argreduce-index",
+        "the kernels import triton_helpers from torch_npu's runtime package, which defines its own max_with_index and "
+        "min_with_index (two single-operand reductions)",
+        lambda sources: Finding(*survey_kernel_forms.argreduce_reduces_twice(sources)),
+    ),
+    Detector(
         "npu-variance-two-step",
         "torch_npu's own var_mean lowering (lowering.py var_mean_helper_) never takes the Welford reduction",
         lambda sources: Finding(*survey_kernel_forms.variance_without_welford(sources)),

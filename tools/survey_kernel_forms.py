@@ -1,11 +1,16 @@
-"""Survey checks for the kernel-form records (common/kernel_forms.py): whether a torch_npu release's own code already
-writes what triton-ascend lowers. Each returns (carried, evidence); survey_detectors.FIX_DETECTORS lists them."""
+"""Survey checks for the kernel-form records (common/kernel_forms.py, the argreduce one of torch_npu_fixes.py): whether
+a release's own code already writes what triton-ascend lowers. Each returns (carried, evidence); see FIX_DETECTORS."""
 
 from __future__ import annotations
 
 import ast
+import re
 
-from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, LOWERING_FILE, Sources, dotted
+from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, LOWERING_FILE, Sources, dotted, module_scope
+
+RUNTIME_HELPERS_FILE = "torch_npu/_inductor/runtime/triton_helpers.py"
+RUNTIME_PACKAGE = "torch_npu._inductor.runtime"
+_HELPERS_IMPORT = re.compile(r"from\s+([\w.]+)\s+import\s+triton_helpers\b")  # in the kernel header it writes
 
 
 def variance_without_welford(sources: Sources) -> tuple[bool, str]:
@@ -37,3 +42,18 @@ def index_wrap_as_shift(sources: Sources) -> tuple[bool, str]:
                 if isinstance(node.args[2], ast.Name) and node.args[2].id in parameters:
                     return (False, "codegen/triton.py indirect_indexing wraps where(i < 0, i + n, i)")
     return (True, "codegen/triton.py indirect_indexing wraps an index without where(i < 0, i + n, i)")
+
+
+def argreduce_reduces_twice(sources: Sources) -> tuple[bool, str]:
+    imported = set(_HELPERS_IMPORT.findall(sources.text(INDEX_KERNEL_FILE) or ""))
+    if imported != {RUNTIME_PACKAGE}:
+        where = ", ".join(sorted(imported)) or "nowhere"
+        return (
+            False,
+            f"its kernels import triton_helpers from {where}: torch's max_with_index, one two-operand reduce",
+        )
+    tree = sources.tree(RUNTIME_HELPERS_FILE)
+    own = {node.name for node in module_scope(tree.body if tree else []) if isinstance(node, ast.FunctionDef)}
+    if {"max_with_index", "min_with_index"} <= own:
+        return (True, "its kernels' runtime/triton_helpers.py defines its own max_with_index and min_with_index")
+    return (False, "its kernels' runtime/triton_helpers.py re-exports torch's max_with_index and min_with_index")
