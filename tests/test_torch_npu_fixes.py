@@ -299,30 +299,24 @@ got = torch.compile(lambda t: (t.argmax(dim=-1), t.argmin(dim=-1)))(x.npu())
 assert [g.cpu().tolist() for g in got] == [x.argmax(dim=-1).tolist(), x.argmin(dim=-1).tolist()]
 """
 TTIR_CHILD = """
-import json, sys
+import json
 from pathlib import Path
 from npu_inductor_compat.tools.simulated.kernel_lowering import torch_npu_ttir
-print(json.dumps(torch_npu_ttir([Path(file) for file in sys.argv[2:]], sys.argv[1])))
+print(json.dumps(torch_npu_ttir([Path(file) for file in FILES], RELEASE)))
 """
 REDUCE_OPERANDS = re.compile(r'"tt\.reduce"\(([^)]*)\)')
 
 
-def reduce_operand_counts(release: str, files: list[Path]) -> list[list[int]]:
+def reduce_operand_counts(run_python: Any, release: str, files: list[Path]) -> list[list[int]]:
     """Per kernel file, the operand count of each tt.reduce in the TTIR triton-ascend's front end builds from it
     through torch_npu's own precompile (kernel_lowering.torch_npu_ttir, under triton-ascend)."""
     try:
         site = triton_ascend_site.locate()
     except triton_ascend_site.KernelCheckUnavailable as err:
         pytest.skip(f"triton-ascend cannot be had: {err}")
-    env = {key: value for key, value in triton_ascend_site.worker_env(site).items() if key not in ENV_KEYS}
-    done = subprocess.run(
-        [sys.executable, "-c", TTIR_CHILD, release, *map(str, files)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env=env,
-    )
+    path = {key: value for key, value in triton_ascend_site.worker_env(site).items() if key == "PYTHONPATH"}
+    code = TTIR_CHILD.replace("FILES", repr([str(file) for file in files])).replace("RELEASE", repr(release))
+    done = run_python(code, env=path, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     texts = json.loads(done.stdout.strip().splitlines()[-1])
     return [[len(found.split(",")) for found in REDUCE_OPERANDS.findall(texts[str(file)])] for file in files]
@@ -330,7 +324,9 @@ def reduce_operand_counts(release: str, files: list[Path]) -> list[list[int]]:
 
 @pytest.mark.subprocess
 @pytest.mark.download
-def test_a_looped_argmax_reduces_value_and_index_apart_under_the_record(wheel_release: str, tmp_path: Path) -> None:
+def test_a_looped_argmax_reduces_value_and_index_apart_under_the_record(
+    wheel_release: str, tmp_path: Path, run_python: Any
+) -> None:
     """The wrong index itself needs an NPU; one level below it, the TTIR that triton-ascend's front end builds from
     torch_npu's own precompile shows the cause. With the record every tt.reduce of the argmax/argmin kernel takes one
     operand and every config lowers to linalg. Without it, the releases whose kernels call torch's max_with_index
@@ -353,6 +349,6 @@ def test_a_looped_argmax_reduces_value_and_index_apart_under_the_record(wheel_re
         for out, summary in ((fixed_out, fixed), (plain_out, plain))
         for entry in summary["graphs"][0]["files"]["kernels"].values()
     ]
-    with_record, without = reduce_operand_counts(wheel_release, files)
+    with_record, without = reduce_operand_counts(run_python, wheel_release, files)
     assert with_record and set(with_record) == {1}, with_record
     assert (2 in without) == (status == "applied"), without
