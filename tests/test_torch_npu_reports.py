@@ -22,6 +22,7 @@ from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
 
 ROPE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_rope_backward.py"
 BATCH_NORM = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_batch_norm.py"
+LONG_ROWS = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_long_rows.py"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
 EVERY_RELEASE = "NPU_INDUCTOR_COMPAT_EVERY_RELEASE"
 # The releases whose RoPE backward kernel reads a transposed masked load's permute before the load (seen on each pair)
@@ -32,6 +33,9 @@ LOOP_X0_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 # The releases whose batch-norm linear kernels store a block into a scalar pointer: torch_npu's own TTIR check rejects
 # them and it falls back to its no_linear kernels (the run exits 1, naming them)
 BLOCK_STORE_FALLBACK = ("2.10.0.post7", "2.13.0", "2.14.0")
+# The releases whose reduction configs (npu_triton_heuristics.py) keep only the split-axis blocks when their tile
+# generator finds no tile: few rows (at most half the vector cores) of more elements than one tile holds
+UNTILED_LONG_ROWS = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 
 
 def paired_release(reproduces: tuple[str, ...]) -> str:
@@ -47,19 +51,21 @@ def paired_release(reproduces: tuple[str, ...]) -> str:
     return release
 
 
-def _codegen(script: Path, reproduces: tuple[str, ...], cwd: Path) -> tuple[str, int, str, dict[str, Any], list[str]]:
-    """``codegen --provider torch_npu-wheel`` of ``script`` on this torch's release, every graph compiled: the
-    release, exit code, stderr, summary and the static check's problems."""
+def _codegen(
+    script: Path, reproduces: tuple[str, ...], cwd: Path, *flags: str, graphs: int = 2
+) -> tuple[str, int, str, dict[str, Any], list[str]]:
+    """``codegen --provider torch_npu-wheel`` of ``script`` on this torch's release, its ``graphs`` graphs compiled:
+    the release, exit code, stderr, summary and the static check's problems."""
     release = paired_release(reproduces)
     out = cwd / "out"
     env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
     done = subprocess.run(
-        [*command, "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=900, cwd=cwd, env=env
+        [*command, "--out", str(out), "--quiet", *flags], capture_output=True, text=True, timeout=900, cwd=cwd, env=env
     )
     summary = json.loads((out / "summary.json").read_text())
     assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
-    assert [graph["status"] for graph in summary["graphs"]] == ["ok", "ok"], done.stderr[-3000:]
+    assert [graph["status"] for graph in summary["graphs"]] == ["ok"] * graphs, done.stderr[-3000:]
     problems = [problem for failure in summary["static_check"]["failures"] for problem in failure["problems"]]
     return release, done.returncode, done.stderr, summary, problems
 
@@ -143,3 +149,25 @@ def test_torch_npus_batch_norm_kernels_store_a_block_into_a_scalar_pointer(tmp_p
         assert fallback["fallback"] == "linear -> no_linear" and "batch_norm" in kernel, fallback
         assert "Value argument cannot be block type if pointer argument is not a block" in fallback["error"]
         assert re.search(r"tl\.store\(\w+ \+ \(x0 ?\), tmp\d+, None\)", fallback["error"]), fallback["error"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.download
+def test_torch_npus_reduction_over_a_few_long_rows_keeps_a_config_without_its_sub_blocks(tmp_path: Path) -> None:
+    """The max of each of 4 rows of 50257 logits (greedy decoding over GPT-2's vocabulary): torch_npu's tile generator
+    adds no config for so few rows of more elements than a tile holds, and the heuristics then keep one with the
+    split-axis block only. The kernel declares X0BLOCK_SUB and R1BLOCK_SUB, so triton-ascend's front end cannot build
+    it (--check-kernels: every config rejected); releases without the bug give configs with both, which lower."""
+    release, returncode, stderr, summary, problems = _codegen(
+        LONG_ROWS, UNTILED_LONG_ROWS, tmp_path, "--check-kernels", graphs=1
+    )
+    assert problems == [], problems
+    ((kernel, results),) = summary["graphs"][0]["kernel_check"].items()
+    if release not in UNTILED_LONG_ROWS:
+        assert returncode == 0 and all(result["ok"] for result in results), stderr[-3000:]
+        assert all(any(key.endswith("BLOCK_SUB") for key in result["config"]) for result in results), results
+        return
+    assert returncode == 1 and summary["kernel_check"]["every_config_rejected"] == [f"graph 0: {kernel}"], stderr
+    ((result,),) = (results,)
+    assert not any(key.endswith("BLOCK_SUB") for key in result["config"]), result["config"]
+    assert result["stage"] is None and "IndexError" in result["error"], result["error"]
