@@ -14,6 +14,7 @@ from npu_inductor_compat.common import (
     launch_fixes,
     torch_npu_fixes,
     torch_npu_late_fixes,
+    torch_npu_load_order,
     torch_npu_split_fixes,
 )
 from npu_inductor_compat.common.adapters import LineAdapters
@@ -31,6 +32,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         *kernel_forms.FIXES,
         *torch_npu_late_fixes.FIXES,
         *torch_npu_split_fixes.FIXES,
+        *torch_npu_load_order.FIXES,
     )
 
 

@@ -156,6 +156,11 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "fallback's looped kernel)",
     ),
     Hook(
+        "index-kernel-load",
+        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.load",),
+        "common/torch_npu_load_order.py torch-npu-masked-load-permute-order wraps it (where its permute goes)",
+    ),
+    Hook(
         "index-kernel-filter-masks",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.filter_masks",),
         "common/torch_npu_fixes.py torch-npu-masked-load-size-symbols wraps it and its probe calls it "

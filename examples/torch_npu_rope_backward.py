@@ -1,6 +1,6 @@
 """Llama's rotary position embedding (RoPE) with its backward: torch_npu 2.8.0.post5, 2.9.1, 2.11.0.post3 and
 2.12.0.post3 generate a backward kernel reading `tmp4` before assigning it (docs/torch-npu-reports.md). Run with
-`codegen --provider torch_npu-wheel` on their torch: the static check names the kernel and `tmp4`."""
+`codegen --provider torch_npu-wheel --without-fix torch-npu-masked-load-permute-order`: the static check names it."""
 
 import torch
 import torch_npu  # noqa: F401

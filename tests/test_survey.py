@@ -385,6 +385,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-make-reduction-strict-sum": CARRIED,
             "torch-npu-cant-split-arguments": CARRIED,
             "torch-npu-split-symbolic-sizes": CARRIED,
+            "torch-npu-masked-load-permute-order": NOT_CARRIED,
         },
         "lock_init": ["lock init: blocking aclrtMemcpy"],
         "missing": set(),
@@ -415,6 +416,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-make-reduction-strict-sum": CARRIED,
             "torch-npu-cant-split-arguments": CARRIED,
             "torch-npu-split-symbolic-sizes": CARRIED,
+            "torch-npu-masked-load-permute-order": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": set(),
@@ -446,6 +448,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-make-reduction-strict-sum": CARRIED,
             "torch-npu-cant-split-arguments": CARRIED,
             "torch-npu-split-symbolic-sizes": NOT_CARRIED,
+            "torch-npu-masked-load-permute-order": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {
@@ -488,6 +491,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-make-reduction-strict-sum": CARRIED,
             "torch-npu-cant-split-arguments": NOT_CARRIED,
             "torch-npu-split-symbolic-sizes": NOT_CARRIED,
+            "torch-npu-masked-load-permute-order": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {

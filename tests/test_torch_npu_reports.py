@@ -20,13 +20,10 @@ import pytest
 from npu_inductor_compat.tools.simulated import wheel_release
 from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
 
-ROPE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_rope_backward.py"
 BATCH_NORM = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_batch_norm.py"
 LONG_ROWS = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_long_rows.py"
 ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
 EVERY_RELEASE = "NPU_INDUCTOR_COMPAT_EVERY_RELEASE"
-# The releases whose RoPE backward kernel reads a transposed masked load's permute before the load (seen on each pair)
-ROPE_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 # The releases whose batch-norm kernels (two reduction axes) read loop_x0 and never open its loop (seen on each
 # pair run here: 2.7.1.post11 and 2.10.0.post7 generate them clean)
 LOOP_X0_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
@@ -92,26 +89,6 @@ def run_reproducer(
         for failure in summary["static_check"]["failures"]
     ]
     return problems, failures
-
-
-@pytest.mark.subprocess
-@pytest.mark.download
-def test_torch_npu_2_12s_rope_backward_kernel_reads_a_permuted_load_before_loading_it(tmp_path: Path) -> None:
-    """torch_npu's index kernel writes the permute of a transposed load into the kernel's loads while the load itself,
-    guarded by a computed mask (a masked subblock: the halves of rotate_half's cat), goes into its compute: the
-    kernel reads ``tmpN.permute(...)`` lines before ``tmpN = tl.load(...)``. The static check names each such read;
-    releases without the bug generate the same script's kernels clean."""
-    found = run_reproducer(ROPE, ROPE_BROKEN, tmp_path)
-    if found is None:
-        return
-    problems, failures = found
-    assert any("reads 'tmp4' before defining it" in problem for problem in problems), problems
-    # each name read early is a permute of a load the kernel makes later, under a computed mask
-    ((_, source),) = failures
-    for name in re.findall(r"reads '(tmp\d+)' before", " ".join(problems)):
-        permute = source.index(f"= {name}.permute(")
-        load = re.search(rf"\n\s+{name} = tl\.load\([^\n]*\btmp\d+ & ", source)
-        assert load is not None and permute < load.start(), name
 
 
 @pytest.mark.subprocess

@@ -433,4 +433,9 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "NPUIndexTritonKernel._split_iteration_ranges compares no group size with a Python operator",
         lambda sources: Finding(*survey_split_fixes.split_compares_statically(sources)),
     ),
+    Detector(
+        "torch-npu-masked-load-permute-order",
+        "NPUIndexTritonKernel.load generates a load's permute into the buffer of the load itself",
+        lambda sources: Finding(*survey_late_fixes.load_permutes_in_its_buffer(sources)),
+    ),
 )

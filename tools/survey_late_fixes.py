@@ -1,5 +1,5 @@
-"""Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py): whether a torch_npu release's own
-code already carries the fix. Each returns (carried, evidence); survey_detectors.FIX_DETECTORS lists them."""
+"""Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py, torch_npu_load_order.py): whether
+a torch_npu release's own code already carries the fix. Each returns (carried, evidence); FIX_DETECTORS lists them."""
 
 from __future__ import annotations
 
@@ -46,3 +46,41 @@ def make_reduction_takes_strict_sum(sources: Sources) -> tuple[bool, str]:
     if sources.torch is not None and Version(sources.torch) < STRICT_SUM_TORCH:
         return (True, f"its make_reduction takes no strict_sum, which torch {sources.torch} never passes")
     return (False, f"its make_reduction takes no strict_sum, which torch {sources.torch}'s sum lowering passes")
+
+
+def load_permutes_in_its_buffer(sources: Sources) -> tuple[bool, str]:
+    """Whether NPUIndexTritonKernel.load generates a load's permute (``need_permute``) into the buffer it chose for
+    the load (carried) or always into ``self.loads`` (the bug: a load under a computed mask goes to compute)."""
+    tree = sources.tree(INDEX_KERNEL_FILE)
+    if tree is None:
+        return (True, f"no {INDEX_KERNEL_FILE}")
+    kernel = next(
+        (
+            node
+            for node in module_scope(tree.body)
+            if isinstance(node, ast.ClassDef) and node.name == "NPUIndexTritonKernel"
+        ),
+        None,
+    )
+    load = (
+        None
+        if kernel is None
+        else next((item for item in kernel.body if isinstance(item, ast.FunctionDef) and item.name == "load"), None)
+    )
+    if load is None:
+        return (True, "no NPUIndexTritonKernel.load of torch_npu's")
+    branches = [
+        node for node in ast.walk(load) if isinstance(node, ast.If) and "need_permute" in ast.unparse(node.test)
+    ]
+    buffers = {
+        ast.unparse(call.args[0])
+        for branch in branches
+        for statement in branch.body
+        for call in ast.walk(statement)
+        if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("cse.generate") and call.args
+    }
+    if not buffers:
+        return (True, "load() permutes no loaded value")
+    if buffers == {"self.loads"}:
+        return (False, "load() generates a load's permute into self.loads, wherever the load itself went")
+    return (True, f"load() generates a load's permute into {', '.join(sorted(buffers))}")
