@@ -4,6 +4,7 @@ run with every graph captured, --out written, and the closing lines printed."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import runpy
 import sys
 import traceback
@@ -64,7 +65,11 @@ def _provider(inv: Invocation, run_stack: ExitStack, progress: Progress) -> tupl
     from npu_inductor_compat.tools.simulated import torch_npu_wheel, wheel_release
 
     try:
-        with progress.muted():
+        with progress.muted(), cpp_extension_quiet():
+            # torch_npu's cpp_builder imports torch's cpp_extension, which warns at import that this machine has no
+            # CUDA runtime; the device set-up imported it quietly only if it had to build its extension
+            with contextlib.suppress(ModuleNotFoundError):  # no setuptools: torch_npu's import says so itself
+                importlib.import_module("torch.utils.cpp_extension")
             deep, _, events = run_stack.enter_context(torch_npu_wheel.wheel_run())
     except (wheel_release.WheelUnavailable, ActivationFailed) as err:
         default = inv.args.provider_choice.requested is None
