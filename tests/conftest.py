@@ -41,6 +41,8 @@ def _load(name: str, path: Path) -> None:
 _load("npu_compat_test_tiers", Path(__file__).with_name("tiers.py"))
 # what the NPU C++ wrapper tests share: `import emulated_acl_harness` in a test module
 _load("emulated_acl_harness", Path(__file__).parent / "emulated_acl" / "harness.py")
+# what the tests of torch_npu's own codegen share: `import torch_npu_codegen_harness`
+_load("torch_npu_codegen_harness", Path(__file__).with_name("torch_npu_codegen.py"))
 
 
 @pytest.fixture(scope="module")

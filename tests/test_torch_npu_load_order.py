@@ -17,14 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch_npu_codegen_harness as harness  # registered by conftest.py
 
 from npu_inductor_compat.common.torch_npu_load_order import MASKED_LOAD_PERMUTE_ORDER, computed_mask_in_load_layout
-from npu_inductor_compat.tools.simulated import wheel_release
-from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
 
 ROPE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_rope_backward.py"
-ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
-EVERY_RELEASE = "NPU_INDUCTOR_COMPAT_EVERY_RELEASE"
 # The releases whose RoPE backward kernel reads a transposed masked load's permute before the load (seen on each
 # pair); the others tile the script so that no transposed load has a computed mask
 ROPE_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
@@ -57,27 +54,8 @@ def test_only_one_permute_of_a_load_with_a_computed_mask_is_rewritten() -> None:
 
 # ------------------------------------------------------------------------------------------------ torch_npu's code
 def _codegen(cwd: Path, name: str, *flags: str) -> tuple[str, int, dict[str, Any], list[str], Path]:
-    import torch
-
-    try:
-        release = wheel_release.paired_release(torch.__version__)
-        wheel_release.unpacked(release)
-    except WheelUnavailable as err:
-        pytest.skip(f"no torch_npu release to run on this torch: {err}")
-    if release not in ROPE_BROKEN and not os.environ.get(EVERY_RELEASE):
-        pytest.skip(f"torch_npu {release} generates the RoPE backward clean (set {EVERY_RELEASE}=1 to run it)")
-    out = cwd / name
-    # one string hash for every run: torch_npu joins some masks in set order, which would differ between runs
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS} | {"PYTHONHASHSEED": "0"}
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(ROPE), "--provider", "torch_npu-wheel"]
-    done = subprocess.run(
-        [*command, "--out", str(out), "--quiet", *flags], capture_output=True, text=True, timeout=900, cwd=cwd, env=env
-    )
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
-    assert [graph["status"] for graph in summary["graphs"]] == ["ok", "ok"], done.stderr[-3000:]
-    problems = [problem for failure in summary["static_check"]["failures"] for problem in failure["problems"]]
-    return release, done.returncode, summary, problems, out
+    run = harness.codegen(ROPE, ROPE_BROKEN, cwd / name, *flags)
+    return run.release, run.returncode, run.summary, run.problems, cwd / name
 
 
 def _kernels(out: Path, summary: dict[str, Any]) -> dict[str, str]:
@@ -175,7 +153,7 @@ def _interpreted(source: str, wrapper: str, name: str, configs: list[dict[str, A
         capture_output=True,
         text=True,
         timeout=600,
-        env={key: value for key, value in os.environ.items() if key not in ENV_KEYS},
+        env={key: value for key, value in os.environ.items() if key not in harness.ENV_KEYS},
     )
     assert done.returncode == 0, done.stderr[-3000:]
     found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -7,23 +7,15 @@ generates the kernel for a minimal script on the exact torch its wheel requires,
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from npu_inductor_compat.tools.simulated import wheel_release
-from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
+import torch_npu_codegen_harness as harness  # registered by conftest.py
 
 BATCH_NORM = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_batch_norm.py"
 LONG_ROWS = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_long_rows.py"
-ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
-EVERY_RELEASE = "NPU_INDUCTOR_COMPAT_EVERY_RELEASE"
 # The releases whose batch-norm kernels (two reduction axes) read loop_x0 and never open its loop (seen on each
 # pair run here: 2.7.1.post11 and 2.10.0.post7 generate them clean)
 LOOP_X0_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
@@ -35,45 +27,13 @@ BLOCK_STORE_FALLBACK = ("2.10.0.post7", "2.13.0", "2.14.0")
 UNTILED_LONG_ROWS = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 
 
-def paired_release(reproduces: tuple[str, ...]) -> str:
-    import torch
-
-    try:
-        release = wheel_release.paired_release(torch.__version__)
-        wheel_release.unpacked(release)
-    except WheelUnavailable as err:
-        pytest.skip(f"no torch_npu release to run on this torch: {err}")
-    if release not in reproduces and not os.environ.get(EVERY_RELEASE):
-        pytest.skip(f"torch_npu {release} is not one this reproducer is about (set {EVERY_RELEASE}=1 to run it)")
-    return release
-
-
-def _codegen(
-    script: Path, reproduces: tuple[str, ...], cwd: Path, *flags: str, graphs: int = 2
-) -> tuple[str, int, str, dict[str, Any], list[str]]:
-    """``codegen --provider torch_npu-wheel`` of ``script`` on this torch's release, its ``graphs`` graphs compiled:
-    the release, exit code, stderr, summary and the static check's problems."""
-    release = paired_release(reproduces)
-    out = cwd / "out"
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
-    done = subprocess.run(
-        [*command, "--out", str(out), "--quiet", *flags], capture_output=True, text=True, timeout=900, cwd=cwd, env=env
-    )
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
-    assert [graph["status"] for graph in summary["graphs"]] == ["ok"] * graphs, done.stderr[-3000:]
-    problems = [problem for failure in summary["static_check"]["failures"] for problem in failure["problems"]]
-    return release, done.returncode, done.stderr, summary, problems
-
-
 def run_reproducer(
     script: Path, broken: tuple[str, ...], cwd: Path, falls_back: tuple[str, ...] = ()
 ) -> tuple[list[str], list[tuple[dict[str, Any], str]]] | None:
     """On a release of ``broken`` the static check's problems (at least one) and each failure with its kernel's
     source; None on another release, whose kernels are checked clean (on a release of ``falls_back`` clean after
     torch_npu's own TTIR check made it fall back: tested by the caller from its summary, here only that it did)."""
-    release, returncode, stderr, summary, problems = _codegen(script, (*broken, *falls_back), cwd)
+    release, returncode, stderr, summary, problems = harness.codegen(script, (*broken, *falls_back), cwd / "out")
     if release not in broken:
         fell_back = release in falls_back
         assert returncode == int(fell_back) and problems == [], (problems, stderr[-3000:])
@@ -114,7 +74,7 @@ def test_torch_npus_batch_norm_kernels_store_a_block_into_a_scalar_pointer(tmp_p
     """torch_npu 2.10.0.post7, 2.13.0 and 2.14.0's linear index kernel for the same batch norm stores a block value
     through a scalar pointer (``tl.store(ptr + (x0), tmpN, None)``): triton rejects it in torch_npu's own TTIR check,
     torch_npu falls back to its no_linear kernel for both batch-norm kernels, and the run exits 1 naming them."""
-    release, returncode, _, summary, problems = _codegen(BATCH_NORM, BLOCK_STORE_FALLBACK, tmp_path)
+    release, returncode, _, summary, problems = harness.codegen(BATCH_NORM, BLOCK_STORE_FALLBACK, tmp_path / "out")
     fallbacks = summary["torch_npu_wheel"]["fallbacks"]
     if release not in BLOCK_STORE_FALLBACK:
         assert fallbacks == [], fallbacks
@@ -135,8 +95,8 @@ def test_torch_npus_reduction_over_a_few_long_rows_keeps_a_config_without_its_su
     adds no config for so few rows of more elements than a tile holds, and the heuristics then keep one with the
     split-axis block only. The kernel declares X0BLOCK_SUB and R1BLOCK_SUB, so triton-ascend's front end cannot build
     it (--check-kernels: every config rejected); releases without the bug give configs with both, which lower."""
-    release, returncode, stderr, summary, problems = _codegen(
-        LONG_ROWS, UNTILED_LONG_ROWS, tmp_path, "--check-kernels", graphs=1
+    release, returncode, stderr, summary, problems = harness.codegen(
+        LONG_ROWS, UNTILED_LONG_ROWS, tmp_path / "out", "--check-kernels", graphs=1
     )
     assert problems == [], problems
     ((kernel, results),) = summary["graphs"][0]["kernel_check"].items()

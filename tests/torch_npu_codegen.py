@@ -1,0 +1,63 @@
+"""`codegen --provider torch_npu-wheel` of a script on this torch's paired torch_npu release, for the tests of
+torch_npu's own codegen (reproducers and records): `import torch_npu_codegen_harness` in a test module."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+from npu_inductor_compat.tools.simulated import wheel_release
+from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
+
+ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
+EVERY_RELEASE = "NPU_INDUCTOR_COMPAT_EVERY_RELEASE"
+
+
+class Run(NamedTuple):
+    release: str
+    returncode: int
+    stderr: str
+    summary: dict[str, Any]
+    problems: list[str]  # the static check's
+
+
+def paired_release(about: tuple[str, ...]) -> str:
+    """This torch's torch_npu release; the test is skipped, saying why, without one, or when the release is not
+    among ``about`` (the releases the test is about) unless EVERY_RELEASE is set (`nox -s torch_npu_wheel`)."""
+    import torch
+
+    try:
+        release = wheel_release.paired_release(torch.__version__)
+        wheel_release.unpacked(release)
+    except WheelUnavailable as err:
+        pytest.skip(f"no torch_npu release to run on this torch: {err}")
+    if release not in about and not os.environ.get(EVERY_RELEASE):
+        pytest.skip(f"the test is not about torch_npu {release} (set {EVERY_RELEASE}=1 to run it)")
+    return release
+
+
+def codegen(script: Path, about: tuple[str, ...], out: Path, *flags: str, graphs: int = 2) -> Run:
+    """The run into ``out`` (its parent the working directory), its ``graphs`` graphs compiled. One string hash for
+    every run: torch_npu joins some masks in set order, which would otherwise differ between two runs."""
+    release = paired_release(about)
+    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS} | {"PYTHONHASHSEED": "0"}
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
+    done = subprocess.run(
+        [*command, "--out", str(out), "--quiet", *flags],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=out.parent,
+        env=env,
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
+    assert [graph["status"] for graph in summary["graphs"]] == ["ok"] * graphs, done.stderr[-3000:]
+    problems = [problem for failure in summary["static_check"]["failures"] for problem in failure["problems"]]
+    return Run(release, done.returncode, done.stderr, summary, problems)
