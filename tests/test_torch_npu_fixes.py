@@ -9,14 +9,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch_npu_codegen_harness as harness  # registered by conftest.py
 
 from npu_inductor_compat.common import (
     torch_npu_fixes,
@@ -32,7 +30,6 @@ from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable, 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLE = EXAMPLES / "torch_npu_branch_fixes.py"
 SPLIT_EXAMPLE = EXAMPLES / "torch_npu_split_ranges.py"
-ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
 IDS = tuple(
     record.id
     for record in (
@@ -124,17 +121,7 @@ def codegen(
     tmp_path: Path, name: str, *extra: str, ok: bool = True, script: Path = EXAMPLE
 ) -> tuple[Path, dict[str, Any]]:
     out = tmp_path / name
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
-    done = subprocess.run(
-        [*command, "--out", str(out), "--quiet", *extra],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-        cwd=tmp_path,
-        env=env,
-    )
+    done = harness.run_codegen(script, out, *extra)
     assert done.returncode == 0 or not ok, done.stderr[-3000:]
     return out, json.loads((out / "summary.json").read_text())
 

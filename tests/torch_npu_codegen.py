@@ -42,20 +42,26 @@ def paired_release(about: tuple[str, ...]) -> str:
     return release
 
 
-def codegen(script: Path, about: tuple[str, ...], out: Path, *flags: str, graphs: int = 2) -> Run:
-    """The run into ``out`` (its parent the working directory), its ``graphs`` graphs compiled. One string hash for
-    every run: torch_npu joins some masks in set order, which would otherwise differ between two runs."""
-    release = paired_release(about)
+def run_codegen(script: Path, out: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """The command run into ``out``, in its parent folder. One string hash for every run: torch_npu joins some masks
+    in set order, which would otherwise differ between two runs of one script."""
     env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS} | {"PYTHONHASHSEED": "0"}
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
-    done = subprocess.run(
+    return subprocess.run(
         [*command, "--out", str(out), "--quiet", *flags],
         capture_output=True,
         text=True,
         timeout=900,
+        check=False,
         cwd=out.parent,
         env=env,
     )
+
+
+def codegen(script: Path, about: tuple[str, ...], out: Path, *flags: str, graphs: int = 2) -> Run:
+    """The run on a release the test is about (else skipped), its ``graphs`` graphs compiled."""
+    release = paired_release(about)
+    done = run_codegen(script, out, *flags)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
     assert [graph["status"] for graph in summary["graphs"]] == ["ok"] * graphs, done.stderr[-3000:]
