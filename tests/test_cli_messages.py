@@ -57,6 +57,19 @@ def test_inductors_cuda_sm_note_is_dropped_for_the_run_and_nothing_else(caplog: 
     ]
 
 
+def test_torch_271s_printed_cuda_note_is_held_back_and_nothing_else(capsys: pytest.CaptureFixture[str]) -> None:
+    """torch 2.7.1's cpp_extension prints the note (2.9 on log it): the print is held back only inside the run."""
+    import sys
+
+    from npu_inductor_compat.tools.simulated.codegen_env import cpp_extension_quiet
+
+    with cpp_extension_quiet():
+        print("No CUDA runtime is found, using CUDA_HOME='/usr/local'", file=sys.stderr)
+        print("building the extension", file=sys.stderr)
+    print("No CUDA runtime is found, outside", file=sys.stderr)
+    assert capsys.readouterr().err == "building the extension\nNo CUDA runtime is found, outside\n"
+
+
 @pytest.mark.subprocess
 def test_no_numpy_warning_from_the_commands_though_torch_gives_one(tmp_path: Path) -> None:
     """numpy made unimportable (a package that raises): torch itself warns at import, the report does not."""

@@ -51,14 +51,35 @@ def cuda_notes_dropped() -> Iterator[None]:
         logger.removeFilter(note)
 
 
+CUDA_NOTE = "No CUDA runtime is found"
+
+
+class _WithoutCudaNote:
+    """sys.stderr minus torch 2.7's printed CUDA note (its print writes the note, then the line end)."""
+
+    def __init__(self, target: Any) -> None:
+        self._target, self._dropped = target, False
+
+    def write(self, text: str) -> int:
+        dropped, self._dropped = self._dropped, text.startswith(CUDA_NOTE)
+        if self._dropped or (dropped and text == "\n"):
+            return len(text)
+        return int(self._target.write(text))
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, encoding, isatty: the real stream's
+        return getattr(self._target, name)
+
+
 @contextmanager
 def cpp_extension_quiet() -> Iterator[None]:
-    """torch's cpp_extension warns "No CUDA runtime is found" when imported on a machine without CUDA: true, and
-    irrelevant to a simulated NPU built for the CPU."""
+    """torch's cpp_extension says "No CUDA runtime is found" when imported on a machine without CUDA: true, and
+    irrelevant to a simulated NPU built for the CPU. torch 2.9 on logs it, torch 2.7.1 prints it: both are held back."""
     logger = logging.getLogger("torch.utils.cpp_extension")
-    level = logger.level
+    level, stderr = logger.level, sys.stderr
     logger.setLevel(logging.ERROR)
+    sys.stderr = _WithoutCudaNote(stderr)
     try:
         yield
     finally:
         logger.setLevel(level)
+        sys.stderr = stderr
