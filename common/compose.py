@@ -16,6 +16,7 @@ from npu_inductor_compat.common import (
     torch_npu_late_fixes,
     torch_npu_load_order,
     torch_npu_split_fixes,
+    torch_npu_tiling,
 )
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.linespec import LineSpec, MalformedLineModule, Plan, check_spec
@@ -33,6 +34,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         *torch_npu_late_fixes.FIXES,
         *torch_npu_split_fixes.FIXES,
         *torch_npu_load_order.FIXES,
+        *torch_npu_tiling.FIXES,
     )
 
 

@@ -161,6 +161,18 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "common/torch_npu_load_order.py torch-npu-masked-load-permute-order wraps it (where its permute goes)",
     ),
     Hook(
+        "split-tiling-axes",
+        ("torch_npu._inductor.codegen.split_tiling:SplitTiling.select_tiling_axis",),
+        "common/torch_npu_tiling.py torch-npu-two-reduction-tiling wraps it (which axes of a kernel are tiled)",
+        Call(positional=0),
+    ),
+    Hook(
+        "index-kernel-codegen-body",
+        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.codegen_body",),
+        "common/torch_npu_tiling.py torch-npu-two-reduction-tiling's probe reads its source (which tiling axes get "
+        "a loop)",
+    ),
+    Hook(
         "index-kernel-filter-masks",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.filter_masks",),
         "common/torch_npu_fixes.py torch-npu-masked-load-size-symbols wraps it and its probe calls it "

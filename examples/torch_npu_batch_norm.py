@@ -1,6 +1,6 @@
 """A convolution, batch norm and ReLU training step: torch_npu 2.8.0.post5, 2.9.1, 2.11.0.post3 and 2.12.0.post3 read
-`loop_x0`, a loop they never open; 2.10.0.post7, 2.13.0, 2.14.0 store a block into a scalar pointer, falling back
-(docs/torch-npu-reports.md). Run it with `codegen --provider torch_npu-wheel` on their torch: each is named."""
+`loop_x0` (add `--without-fix torch-npu-two-reduction-tiling`); 2.10.0.post7, 2.13.0, 2.14.0 store a block into a
+scalar pointer, falling back (docs/torch-npu-reports.md). `codegen --provider torch_npu-wheel` on their torch."""
 
 import torch
 import torch_npu  # noqa: F401

@@ -386,6 +386,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-cant-split-arguments": CARRIED,
             "torch-npu-split-symbolic-sizes": CARRIED,
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
+            "torch-npu-two-reduction-tiling": CARRIED,
         },
         "lock_init": ["lock init: blocking aclrtMemcpy"],
         "missing": set(),
@@ -417,6 +418,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-cant-split-arguments": CARRIED,
             "torch-npu-split-symbolic-sizes": CARRIED,
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
+            "torch-npu-two-reduction-tiling": CARRIED,
         },
         "lock_init": [],
         "missing": set(),
@@ -449,6 +451,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-cant-split-arguments": CARRIED,
             "torch-npu-split-symbolic-sizes": NOT_CARRIED,
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
+            "torch-npu-two-reduction-tiling": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {
@@ -492,6 +495,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-cant-split-arguments": NOT_CARRIED,
             "torch-npu-split-symbolic-sizes": NOT_CARRIED,
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
+            "torch-npu-two-reduction-tiling": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {

@@ -21,6 +21,7 @@ from npu_inductor_compat.common import (
     torch_npu_late_fixes,
     torch_npu_load_order,
     torch_npu_split_fixes,
+    torch_npu_tiling,
 )
 from npu_inductor_compat.patching import Change, Patch, absent_targets
 from npu_inductor_compat.tools import survey, wheel_cache
@@ -37,6 +38,7 @@ IDS = tuple(
         *torch_npu_late_fixes.FIXES,
         *torch_npu_split_fixes.FIXES,
         *torch_npu_load_order.FIXES,
+        *torch_npu_tiling.FIXES,
     )
 )
 SPLIT = torch_npu_split_fixes.SPLIT_SYMBOLIC_SIZES.id
@@ -45,6 +47,7 @@ STRICT_SUM = torch_npu_late_fixes.MAKE_REDUCTION_STRICT_SUM.id
 MASKED_SUBBLOCK = torch_npu_late_fixes.MASKED_SUBBLOCK_SIZE_SYMBOLS.id
 ARGREDUCE = torch_npu_fixes.LOOPED_ARGREDUCE_INDEX.id
 LOAD_ORDER = torch_npu_load_order.MASKED_LOAD_PERMUTE_ORDER.id
+TILING = torch_npu_tiling.TWO_REDUCTION_TILING.id
 # the records whose bug shows in the generated kernels (without the other two torch_npu falls back or fails the
 # lowering: tested apart)
 KERNEL_IDS = tuple(record.id for record in torch_npu_fixes.FIXES)
@@ -77,7 +80,7 @@ def test_without_torch_npus_code_the_records_are_skipped_saying_why() -> None:
     finally:
         deactivate()
     found = {fix["id"]: fix for fix in report["fixes"]}
-    for fix_id in (*KERNEL_IDS, MASKED_SUBBLOCK, SPLIT, CANT_SPLIT, LOAD_ORDER):
+    for fix_id in (*KERNEL_IDS, MASKED_SUBBLOCK, SPLIT, CANT_SPLIT, LOAD_ORDER, TILING):
         assert found[fix_id]["status"] == "skipped", found[fix_id]
         assert "nothing to patch: torch_npu's code is not here" in found[fix_id]["detail"], found[fix_id]
     assert found[STRICT_SUM]["status"] == "not needed"

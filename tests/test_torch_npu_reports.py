@@ -1,4 +1,4 @@
-"""Reproducers for torch_npu bugs that no record fixes yet, each with an upstream report text in
+"""Reproducers for torch_npu bugs (fixed by no record, or shown without theirs), each with an upstream report text in
 docs/torch-npu-reports.md: torch_npu's released codegen (the torch_npu-wheel provider, one level below the device)
 generates the kernel for a minimal script on the exact torch its wheel requires, and the test reads it."""
 
@@ -14,11 +14,8 @@ from typing import Any
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
-BATCH_NORM = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_batch_norm.py"
+BATCH_NORM, LOOP_X0_BROKEN = harness.BATCH_NORM, harness.LOOP_X0_BROKEN
 LONG_ROWS = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_long_rows.py"
-# The releases whose batch-norm kernels (two reduction axes) read loop_x0 and never open its loop (seen on each
-# pair run here: 2.7.1.post11 and 2.10.0.post7 generate them clean)
-LOOP_X0_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 # The releases whose batch-norm linear kernels store a block into a scalar pointer: torch_npu's own TTIR check rejects
 # them and it falls back to its no_linear kernels (the run exits 1, naming them)
 BLOCK_STORE_FALLBACK = ("2.10.0.post7", "2.13.0", "2.14.0")
@@ -28,12 +25,13 @@ UNTILED_LONG_ROWS = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 
 
 def run_reproducer(
-    script: Path, broken: tuple[str, ...], cwd: Path, falls_back: tuple[str, ...] = ()
+    script: Path, broken: tuple[str, ...], cwd: Path, falls_back: tuple[str, ...] = (), flags: tuple[str, ...] = ()
 ) -> tuple[list[str], list[tuple[dict[str, Any], str]]] | None:
     """On a release of ``broken`` the static check's problems (at least one) and each failure with its kernel's
     source; None on another release, whose kernels are checked clean (on a release of ``falls_back`` clean after
     torch_npu's own TTIR check made it fall back: tested by the caller from its summary, here only that it did)."""
-    release, returncode, stderr, summary, problems = harness.codegen(script, (*broken, *falls_back), cwd / "out")
+    run = harness.codegen(script, (*broken, *falls_back), cwd / "out", *flags)
+    release, returncode, stderr, summary, problems = run
     if release not in broken:
         fell_back = release in falls_back
         assert returncode == int(fell_back) and problems == [], (problems, stderr[-3000:])
@@ -56,8 +54,10 @@ def run_reproducer(
 def test_torch_npus_batch_norm_kernels_read_loop_x0_and_never_open_its_loop(tmp_path: Path) -> None:
     """torch_npu's index kernel for a reduction over two axes (batch norm over N and H*W) counts ``loops_x0`` but
     never opens the ``for loop_x0 in range(loops_x0)`` loop, and computes its x index from ``loop_x0`` (ResNet-18 and
-    ViT hit it). The static check names each such kernel; releases without the bug generate the script clean."""
-    found = run_reproducer(BATCH_NORM, LOOP_X0_BROKEN, tmp_path, falls_back=BLOCK_STORE_FALLBACK)
+    ViT hit it). Without the record torch-npu-two-reduction-tiling (tests/test_torch_npu_tiling.py) the static check
+    names each such kernel; releases without the bug generate the script clean."""
+    without = ("--without-fix", "torch-npu-two-reduction-tiling")
+    found = run_reproducer(BATCH_NORM, LOOP_X0_BROKEN, tmp_path, falls_back=BLOCK_STORE_FALLBACK, flags=without)
     if found is None:
         return
     problems, failures = found

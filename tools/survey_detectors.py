@@ -438,4 +438,9 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "NPUIndexTritonKernel.load generates a load's permute into the buffer of the load itself",
         lambda sources: Finding(*survey_late_fixes.load_permutes_in_its_buffer(sources)),
     ),
+    Detector(
+        "torch-npu-two-reduction-tiling",
+        "NPUIndexTritonKernel.codegen_body opens the loop of every tiling axis, whatever the reduction axes",
+        lambda sources: Finding(*survey_late_fixes.opens_every_tiling_loop(sources)),
+    ),
 )

@@ -1,5 +1,6 @@
-"""Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py, torch_npu_load_order.py): whether
-a torch_npu release's own code already carries the fix. Each returns (carried, evidence); FIX_DETECTORS lists them."""
+"""Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py, torch_npu_load_order.py,
+torch_npu_tiling.py): whether a torch_npu release's own code already carries each fix. Each returns (carried,
+evidence); FIX_DETECTORS lists them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import ast
 
 from packaging.version import Version
 
+from npu_inductor_compat.common.torch_npu_tiling import loop_only_below_two_reductions
 from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, LOWERING_FILE, Sources, module_scope
 
 STRICT_SUM_TORCH = Version("2.14")  # torch's sum lowering passes make_reduction strict_sum from 2.14.0 on
@@ -84,3 +86,33 @@ def load_permutes_in_its_buffer(sources: Sources) -> tuple[bool, str]:
     if buffers == {"self.loads"}:
         return (False, "load() generates a load's permute into self.loads, wherever the load itself went")
     return (True, f"load() generates a load's permute into {', '.join(sorted(buffers))}")
+
+
+def opens_every_tiling_loop(sources: Sources) -> tuple[bool, str]:
+    """Whether NPUIndexTritonKernel.codegen_body opens the loop of every tiling axis (carried) or only when the kernel
+    reduces over at most one axis (the bug: batch norm's tiled channel axis reads loop_x0 undefined)."""
+    tree = sources.tree(INDEX_KERNEL_FILE)
+    kernel = (
+        None
+        if tree is None
+        else next(
+            (
+                node
+                for node in module_scope(tree.body)
+                if isinstance(node, ast.ClassDef) and node.name == "NPUIndexTritonKernel"
+            ),
+            None,
+        )
+    )
+    body = (
+        None
+        if kernel is None
+        else next(
+            (item for item in kernel.body if isinstance(item, ast.FunctionDef) and item.name == "codegen_body"), None
+        )
+    )
+    if body is None:
+        return (True, "no NPUIndexTritonKernel.codegen_body of torch_npu's")
+    if loop_only_below_two_reductions(body):
+        return (False, "codegen_body opens a tiling axis's loop only under numof_reduction_axis() <= 1")
+    return (True, "codegen_body opens the loop of every tiling axis")
