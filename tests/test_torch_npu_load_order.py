@@ -8,11 +8,7 @@ on torch_npu's released codegen for Llama's RoPE backward, the kernel run in Tri
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -68,31 +64,6 @@ def _kernels(out: Path, summary: dict[str, Any]) -> dict[str, str]:
 # autograd gives it), the saved cos and sin (primals_3 and primals_4: dynamo lifts them after the two arguments, in
 # the order the function reads them), the output, then the numels. Compared with autograd's key gradient in bf16.
 INTERPRETED = r"""
-import json, os, re, sys, types
-os.environ["TRITON_INTERPRET"] = "1"
-import torch, triton
-from triton.runtime import interpreter
-
-# Triton 3.4-3.6's interpreter turns a tensor into a Python index with int() of its 1-element array, which NumPy 2.4
-# refuses (the kernel's `range(y2_offset, ...)`); 3.7 squeezes it first (runtime/interpreter.py _patch_lang_tensor):
-# do as 3.7 does, where the older function is there.
-patch_tensor = getattr(interpreter, "_patch_lang_tensor", None)
-if patch_tensor is not None:
-    def patched(tensor, *args):
-        patch_tensor(tensor, *args)
-        squeezed = lambda self: int(self.handle.data.squeeze())
-        scope = args[0] if args else None
-        if scope is not None:
-            scope.set_attr(tensor, "__index__", squeezed)
-        else:
-            tensor.__index__ = squeezed
-    interpreter._patch_lang_tensor = patched
-
-source, launch, configs = json.loads(sys.stdin.read())
-body = source[source.index("@triton.jit"):]  # the kernel alone: no torch_npu heuristics or imports
-module = types.ModuleType("kernel")
-exec("import triton\nimport triton.language as tl\n" + body, module.__dict__)
-kernel = getattr(module, re.search(r"def (\w+)\(", body).group(1))
 
 torch.manual_seed(0)
 b, s, h, d = 2, 16, 2, 16
@@ -129,34 +100,7 @@ print(json.dumps({"results": results, "largest": k.grad.float().abs().max().item
 
 
 def _interpreted(source: str, wrapper: str, name: str, configs: list[dict[str, Any]]) -> dict[str, Any]:
-    (arguments,) = re.findall(rf"\b{name}\.run\(([^)]*)\)", wrapper)
-    values = [value.strip() for value in arguments.split(",") if "=" not in value]
-    signature = re.search(r"def \w+\(([^)]*)\)", source)
-    assert signature is not None
-    axes = [param.strip()[: -len("_numel")] for param in signature.group(1).split(",") if "_numel" in param]
-    launch = {
-        "pointers": [value for value in values if not value.isdigit()],
-        "numels": [int(value) for value in values if value.isdigit()],
-        "axes": axes,
-        # "<axis>_offset = tl.program_id(i) * <AXIS>BLOCK": the grid's dimension i counts that axis's blocks
-        "grid": [
-            (axis, block)
-            for _, axis, block in sorted(
-                (int(dim), axis, block)
-                for axis, dim, block in re.findall(r"(\w+)_offset = tl\.program_id\((\d)\) \* (\w+)", source)
-            )
-        ],
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", INTERPRETED],
-        input=json.dumps([source, launch, configs]),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={key: value for key, value in os.environ.items() if key not in harness.ENV_KEYS},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    found: dict[str, Any] = harness.interpret(INTERPRETED, source, wrapper, name, configs)
     return found
 
 

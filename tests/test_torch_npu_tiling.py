@@ -9,11 +9,7 @@ torch_npu's released codegen for batch norm, the forward kernel run in Triton's 
 from __future__ import annotations
 
 import ast
-import json
-import os
 import re
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
@@ -90,32 +86,6 @@ def _two_reduction_kernels(out: Path, summary: dict[str, Any]) -> dict[str, str]
 # tensor. Its outputs are the batch mean, 1/sqrt(var + eps) and the updated running statistics, in an order of
 # torch_npu's choosing: each must be one of them, all four covered.
 INTERPRETED = r"""
-import json, os, re, sys, types
-os.environ["TRITON_INTERPRET"] = "1"
-import torch, triton
-from triton.runtime import interpreter
-
-# Triton 3.4-3.6's interpreter turns a tensor into a Python index with int() of its 1-element array, which NumPy 2.4
-# refuses (the kernel's `range(x0_offset, ...)`); 3.7 squeezes it first (runtime/interpreter.py _patch_lang_tensor):
-# do as 3.7 does, where the older function is there.
-patch_tensor = getattr(interpreter, "_patch_lang_tensor", None)
-if patch_tensor is not None:
-    def patched(tensor, *args):
-        patch_tensor(tensor, *args)
-        squeezed = lambda self: int(self.handle.data.squeeze())
-        scope = args[0] if args else None
-        if scope is not None:
-            scope.set_attr(tensor, "__index__", squeezed)
-        else:
-            tensor.__index__ = squeezed
-    interpreter._patch_lang_tensor = patched
-
-source, launch, configs = json.loads(sys.stdin.read())
-body = source[source.index("@triton.jit"):]  # the kernel alone: no torch_npu heuristics or imports
-module = types.ModuleType("kernel")
-exec("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n" + body,
-     module.__dict__)
-kernel = getattr(module, re.search(r"def (\w+)\(", body).group(1))
 
 torch.manual_seed(0)
 y = torch.randn(2, 8, 8, 8)
@@ -154,37 +124,7 @@ print(json.dumps({"results": results}))
 
 
 def _interpreted(source: str, wrapper: str, name: str, configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    (arguments,) = re.findall(rf"\b{name}\.run\(([^)]*)\)", wrapper)
-    values = [value.strip() for value in arguments.split(",") if "=" not in value]
-    signature = re.search(r"def \w+\(([^)]*)\)", source)
-    assert signature is not None
-    params = [param.split(":")[0].strip() for param in signature.group(1).split(",")]
-    launch = {
-        "params": [param for param in params if "ptr" in param],
-        "pointers": [value for value in values if not value.isdigit()],
-        "numels": [int(value) for value in values if value.isdigit()],
-        "axes": [param[: -len("_numel")] for param in params if param.endswith("_numel")],
-        "constexprs": [param.split(":")[0].strip() for param in signature.group(1).split(",") if "constexpr" in param],
-        # "<axis>_offset = tl.program_id(i) * <AXIS>BLOCK": the grid's dimension i counts that axis's blocks
-        "grid": [
-            (axis, block)
-            for _, axis, block in sorted(
-                (int(dim), axis, block)
-                for axis, dim, block in re.findall(r"(\w+)_offset = tl\.program_id\((\d)\) \* (\w+)", source)
-            )
-        ],
-    }
-    assert len(launch["params"]) == len(launch["pointers"]), (launch, arguments)
-    done = subprocess.run(
-        [sys.executable, "-c", INTERPRETED],
-        input=json.dumps([source, launch, configs]),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={key: value for key, value in os.environ.items() if key not in harness.ENV_KEYS},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    results: list[dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])["results"]
+    results: list[dict[str, Any]] = harness.interpret(INTERPRETED, source, wrapper, name, configs)["results"]
     return results
 
 

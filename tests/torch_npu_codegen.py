@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,3 +72,80 @@ def codegen(script: Path, about: tuple[str, ...], out: Path, *flags: str, graphs
     assert [graph["status"] for graph in summary["graphs"]] == ["ok"] * graphs, done.stderr[-3000:]
     problems = [problem for failure in summary["static_check"]["failures"] for problem in failure["problems"]]
     return Run(release, done.returncode, done.stderr, summary, problems)
+
+
+# ------------------------------------------------------------------------------ one kernel in Triton's interpreter
+# The start of a child script that runs one generated kernel in Triton's interpreter (TRITON_INTERPRET=1, the real
+# triton.language on CPU tensors): it reads [source, launch, configs] from stdin and defines them and ``kernel``;
+# the test's own part follows and prints its JSON result as the last line.
+INTERPRETER_PREAMBLE = r"""
+import json, os, re, sys, types
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton
+from triton.runtime import interpreter
+
+# Triton 3.4-3.6's interpreter turns a tensor into a Python index with int() of its 1-element array, which NumPy 2.4
+# refuses (a kernel's `range(x0_offset, ...)`); 3.7 squeezes it first (runtime/interpreter.py _patch_lang_tensor):
+# do as 3.7 does, where the older function is there.
+patch_tensor = getattr(interpreter, "_patch_lang_tensor", None)
+if patch_tensor is not None:
+    def patched(tensor, *args):
+        patch_tensor(tensor, *args)
+        squeezed = lambda self: int(self.handle.data.squeeze())
+        scope = args[0] if args else None
+        if scope is not None:
+            scope.set_attr(tensor, "__index__", squeezed)
+        else:
+            tensor.__index__ = squeezed
+    interpreter._patch_lang_tensor = patched
+
+source, launch, configs = json.loads(sys.stdin.read())
+body = source[source.index("@triton.jit"):]  # the kernel alone: no torch_npu heuristics or imports
+module = types.ModuleType("kernel")
+exec("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n" + body,
+     module.__dict__)
+kernel = getattr(module, re.search(r"def (\w+)\(", body).group(1))
+"""
+
+
+def launch_of(source: str, wrapper: str, name: str) -> dict[str, Any]:
+    """How the wrapper launches kernel ``name``: its pointer parameters and the buffers passed to them, the numels
+    and their axes, the constexpr parameters, and per grid dimension the axis and block it counts."""
+    (arguments,) = re.findall(rf"\b{name}\.run\(([^)]*)\)", wrapper)
+    values = [value.strip() for value in arguments.split(",") if "=" not in value]
+    signature = re.search(r"def \w+\(([^)]*)\)", source)
+    assert signature is not None
+    params = [param.strip() for param in signature.group(1).split(",")]
+    names = [param.split(":")[0].strip() for param in params]
+    launch = {
+        "params": [param for param in names if "ptr" in param],
+        "pointers": [value for value in values if not value.isdigit()],
+        "numels": [int(value) for value in values if value.isdigit()],
+        "axes": [param[: -len("_numel")] for param in names if param.endswith("_numel")],
+        "constexprs": [param for param, text in zip(names, params, strict=True) if "constexpr" in text],
+        # "<axis>_offset = tl.program_id(i) * <AXIS>BLOCK": the grid's dimension i counts that axis's blocks
+        "grid": [
+            (axis, block)
+            for _, axis, block in sorted(
+                (int(dim), axis, block)
+                for axis, dim, block in re.findall(r"(\w+)_offset = tl\.program_id\((\d)\) \* (\w+)", source)
+            )
+        ],
+    }
+    assert len(launch["params"]) == len(launch["pointers"]), (launch, arguments)
+    return launch
+
+
+def interpret(script: str, source: str, wrapper: str, name: str, configs: list[dict[str, Any]]) -> Any:
+    """Kernel ``name`` of ``source`` run by INTERPRETER_PREAMBLE + ``script`` in a child; its last line, parsed."""
+    done = subprocess.run(
+        [sys.executable, "-c", INTERPRETER_PREAMBLE + script],
+        input=json.dumps([source, launch_of(source, wrapper, name), configs]),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={key: value for key, value in os.environ.items() if key not in ENV_KEYS},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -50,25 +50,21 @@ def make_reduction_takes_strict_sum(sources: Sources) -> tuple[bool, str]:
     return (False, f"its make_reduction takes no strict_sum, which torch {sources.torch}'s sum lowering passes")
 
 
+def _index_kernel_method(sources: Sources, name: str) -> ast.FunctionDef | None:
+    """NPUIndexTritonKernel's method ``name`` in the release's index-kernel module; None where either is missing."""
+    tree = sources.tree(INDEX_KERNEL_FILE)
+    classes = [] if tree is None else module_scope(tree.body)
+    kernel = next(
+        (node for node in classes if isinstance(node, ast.ClassDef) and node.name == "NPUIndexTritonKernel"), None
+    )
+    methods = [] if kernel is None else kernel.body
+    return next((item for item in methods if isinstance(item, ast.FunctionDef) and item.name == name), None)
+
+
 def load_permutes_in_its_buffer(sources: Sources) -> tuple[bool, str]:
     """Whether NPUIndexTritonKernel.load generates a load's permute (``need_permute``) into the buffer it chose for
     the load (carried) or always into ``self.loads`` (the bug: a load under a computed mask goes to compute)."""
-    tree = sources.tree(INDEX_KERNEL_FILE)
-    if tree is None:
-        return (True, f"no {INDEX_KERNEL_FILE}")
-    kernel = next(
-        (
-            node
-            for node in module_scope(tree.body)
-            if isinstance(node, ast.ClassDef) and node.name == "NPUIndexTritonKernel"
-        ),
-        None,
-    )
-    load = (
-        None
-        if kernel is None
-        else next((item for item in kernel.body if isinstance(item, ast.FunctionDef) and item.name == "load"), None)
-    )
+    load = _index_kernel_method(sources, "load")
     if load is None:
         return (True, "no NPUIndexTritonKernel.load of torch_npu's")
     branches = [
@@ -91,26 +87,7 @@ def load_permutes_in_its_buffer(sources: Sources) -> tuple[bool, str]:
 def opens_every_tiling_loop(sources: Sources) -> tuple[bool, str]:
     """Whether NPUIndexTritonKernel.codegen_body opens the loop of every tiling axis (carried) or only when the kernel
     reduces over at most one axis (the bug: batch norm's tiled channel axis reads loop_x0 undefined)."""
-    tree = sources.tree(INDEX_KERNEL_FILE)
-    kernel = (
-        None
-        if tree is None
-        else next(
-            (
-                node
-                for node in module_scope(tree.body)
-                if isinstance(node, ast.ClassDef) and node.name == "NPUIndexTritonKernel"
-            ),
-            None,
-        )
-    )
-    body = (
-        None
-        if kernel is None
-        else next(
-            (item for item in kernel.body if isinstance(item, ast.FunctionDef) and item.name == "codegen_body"), None
-        )
-    )
+    body = _index_kernel_method(sources, "codegen_body")
     if body is None:
         return (True, "no NPUIndexTritonKernel.codegen_body of torch_npu's")
     if loop_only_below_two_reductions(body):
