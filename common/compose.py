@@ -12,6 +12,7 @@ from npu_inductor_compat.common import (
     flex,
     kernel_forms,
     launch_fixes,
+    torch_npu_constant_load,
     torch_npu_fixes,
     torch_npu_late_fixes,
     torch_npu_load_order,
@@ -35,6 +36,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         *torch_npu_split_fixes.FIXES,
         *torch_npu_load_order.FIXES,
         *torch_npu_tiling.FIXES,
+        *torch_npu_constant_load.FIXES,
     )
 
 

@@ -158,7 +158,8 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
     Hook(
         "index-kernel-load",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.load",),
-        "common/torch_npu_load_order.py torch-npu-masked-load-permute-order wraps it (where its permute goes)",
+        "common/torch_npu_load_order.py torch-npu-masked-load-permute-order wraps it (where its permute goes); "
+        "common/torch_npu_constant_load.py torch-npu-constant-load-reshape wraps it and its probe reads its source",
     ),
     Hook(
         "split-tiling-axes",

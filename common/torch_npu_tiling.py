@@ -45,7 +45,7 @@ def loop_only_below_two_reductions(function: ast.AST) -> bool:
 def codegen_body_opens_every_tiling_loop() -> bool:
     """The probe: the installed NPUIndexTritonKernel.codegen_body, read from its source, opens the loop of every
     tiling axis whatever the number of reduction axes (the releases where the bug does not arise)."""
-    source = inspect.getsource(targets.resolve(CODEGEN_BODY))
+    source = inspect.getsource(inspect.unwrap(targets.resolve(CODEGEN_BODY)))
     return not loop_only_below_two_reductions(ast.parse(textwrap.dedent(source)))
 
 

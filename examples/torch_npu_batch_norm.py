@@ -1,6 +1,6 @@
-"""A convolution, batch norm and ReLU training step: torch_npu 2.8.0.post5, 2.9.1, 2.11.0.post3 and 2.12.0.post3 read
-`loop_x0` (add `--without-fix torch-npu-two-reduction-tiling`); 2.10.0.post7, 2.13.0, 2.14.0 store a block into a
-scalar pointer, falling back (docs/torch-npu-reports.md). `codegen --provider torch_npu-wheel` on their torch."""
+"""A convolution, batch norm and ReLU step: without torch-npu-two-reduction-tiling and torch-npu-constant-load-reshape,
+torch_npu 2.8.0.post5, 2.9.1, 2.11.0.post3, 2.12.0.post3 read `loop_x0` and misbroadcast a gradient; 2.10.0.post7,
+2.13.0, 2.14.0 store a block into a scalar pointer (docs/torch-npu-reports.md). `codegen --provider torch_npu-wheel`."""
 
 import torch
 import torch_npu  # noqa: F401

@@ -387,6 +387,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-split-symbolic-sizes": CARRIED,
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
             "torch-npu-two-reduction-tiling": CARRIED,
+            "torch-npu-constant-load-reshape": CARRIED,
         },
         "lock_init": ["lock init: blocking aclrtMemcpy"],
         "missing": set(),
@@ -419,6 +420,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-split-symbolic-sizes": CARRIED,
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
             "torch-npu-two-reduction-tiling": CARRIED,
+            "torch-npu-constant-load-reshape": CARRIED,
         },
         "lock_init": [],
         "missing": set(),
@@ -452,6 +454,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-split-symbolic-sizes": NOT_CARRIED,
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
             "torch-npu-two-reduction-tiling": NOT_CARRIED,
+            "torch-npu-constant-load-reshape": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {
@@ -496,6 +499,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-split-symbolic-sizes": NOT_CARRIED,
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
             "torch-npu-two-reduction-tiling": NOT_CARRIED,
+            "torch-npu-constant-load-reshape": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {

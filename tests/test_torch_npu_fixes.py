@@ -17,6 +17,7 @@ import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
 from npu_inductor_compat.common import (
+    torch_npu_constant_load,
     torch_npu_fixes,
     torch_npu_late_fixes,
     torch_npu_load_order,
@@ -39,6 +40,7 @@ IDS = tuple(
         *torch_npu_split_fixes.FIXES,
         *torch_npu_load_order.FIXES,
         *torch_npu_tiling.FIXES,
+        *torch_npu_constant_load.FIXES,
     )
 )
 SPLIT = torch_npu_split_fixes.SPLIT_SYMBOLIC_SIZES.id
@@ -48,6 +50,7 @@ MASKED_SUBBLOCK = torch_npu_late_fixes.MASKED_SUBBLOCK_SIZE_SYMBOLS.id
 ARGREDUCE = torch_npu_fixes.LOOPED_ARGREDUCE_INDEX.id
 LOAD_ORDER = torch_npu_load_order.MASKED_LOAD_PERMUTE_ORDER.id
 TILING = torch_npu_tiling.TWO_REDUCTION_TILING.id
+CONSTANT_LOAD = torch_npu_constant_load.CONSTANT_LOAD_RESHAPE.id
 # the records whose bug shows in the generated kernels (without the other two torch_npu falls back or fails the
 # lowering: tested apart)
 KERNEL_IDS = tuple(record.id for record in torch_npu_fixes.FIXES)
@@ -80,7 +83,7 @@ def test_without_torch_npus_code_the_records_are_skipped_saying_why() -> None:
     finally:
         deactivate()
     found = {fix["id"]: fix for fix in report["fixes"]}
-    for fix_id in (*KERNEL_IDS, MASKED_SUBBLOCK, SPLIT, CANT_SPLIT, LOAD_ORDER, TILING):
+    for fix_id in (*KERNEL_IDS, MASKED_SUBBLOCK, SPLIT, CANT_SPLIT, LOAD_ORDER, TILING, CONSTANT_LOAD):
         assert found[fix_id]["status"] == "skipped", found[fix_id]
         assert "nothing to patch: torch_npu's code is not here" in found[fix_id]["detail"], found[fix_id]
     assert found[STRICT_SUM]["status"] == "not needed"

@@ -443,4 +443,9 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "NPUIndexTritonKernel.codegen_body opens the loop of every tiling axis, whatever the reduction axes",
         lambda sources: Finding(*survey_late_fixes.opens_every_tiling_loop(sources)),
     ),
+    Detector(
+        "torch-npu-constant-load-reshape",
+        "NPUIndexTritonKernel.load reshapes a constant-index load to the kernel's rank (no tl.broadcast_to)",
+        lambda sources: Finding(*survey_late_fixes.reshapes_constant_loads(sources)),
+    ),
 )

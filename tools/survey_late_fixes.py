@@ -1,6 +1,6 @@
 """Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py, torch_npu_load_order.py,
-torch_npu_tiling.py): whether a torch_npu release's own code already carries each fix. Each returns (carried,
-evidence); FIX_DETECTORS lists them."""
+torch_npu_tiling.py, torch_npu_constant_load.py): whether a torch_npu release's own code already carries each fix.
+Each returns (carried, evidence); FIX_DETECTORS lists them."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import ast
 
 from packaging.version import Version
 
+from npu_inductor_compat.common.torch_npu_constant_load import broadcasts_constant_load
 from npu_inductor_compat.common.torch_npu_tiling import loop_only_below_two_reductions
 from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, LOWERING_FILE, Sources, module_scope
 
@@ -93,3 +94,14 @@ def opens_every_tiling_loop(sources: Sources) -> tuple[bool, str]:
     if loop_only_below_two_reductions(body):
         return (False, "codegen_body opens a tiling axis's loop only under numof_reduction_axis() <= 1")
     return (True, "codegen_body opens the loop of every tiling axis")
+
+
+def reshapes_constant_loads(sources: Sources) -> tuple[bool, str]:
+    """Whether NPUIndexTritonKernel.load gives a constant-index load its size-1 dimensions with tl.reshape (carried)
+    or tl.broadcast_to (the bug: with two tiling axes triton refuses the rank change)."""
+    load = _index_kernel_method(sources, "load")
+    if load is None:
+        return (True, "no NPUIndexTritonKernel.load of torch_npu's")
+    if broadcasts_constant_load(load):
+        return (False, "load() broadcasts a constant-index load to the kernel's rank (tl.broadcast_to)")
+    return (True, "load() reshapes a constant-index load to the kernel's rank")
