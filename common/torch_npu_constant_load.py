@@ -21,6 +21,7 @@ from typing import Any
 
 from npu_inductor_compat import targets
 from npu_inductor_compat.common import torch_npu_names
+from npu_inductor_compat.common.cse_steering import generate_steered
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 INDEX_KERNEL_LOAD = torch_npu_names.qualname("index-kernel-load")
@@ -54,28 +55,22 @@ def _constant_load_reshaped(original: Callable[..., Any]) -> Callable[..., Any]:
 
     @wraps_original(original)
     def load(self: Any, name: str, index: Any) -> Any:
-        cse = self.cse
-        previous = cse.__dict__.get("generate")
-        generate = cse.generate
         constant_loads: set[str] = set()
 
-        def steered(buffer: Any, expr: Any, *args: Any, **kwargs: Any) -> Any:
-            found = _BROADCAST.fullmatch(expr) if isinstance(expr, str) else None
-            if found is not None and found.group(1) in constant_loads:
-                expr = f"tl.reshape({found.group(1)}, {found.group(2)})"
-            var = generate(buffer, expr, *args, **kwargs)
-            if isinstance(expr, str) and expr.startswith("tl.load(") and "tl.arange(0,1) +" in expr:
-                constant_loads.add(str(var))
-            return var
+        def steer(generate: Callable[..., Any]) -> Callable[..., Any]:
+            def steered(buffer: Any, expr: Any, *args: Any, **kwargs: Any) -> Any:
+                found = _BROADCAST.fullmatch(expr) if isinstance(expr, str) else None
+                if found is not None and found.group(1) in constant_loads:
+                    expr = f"tl.reshape({found.group(1)}, {found.group(2)})"
+                var = generate(buffer, expr, *args, **kwargs)
+                if isinstance(expr, str) and expr.startswith("tl.load(") and "tl.arange(0,1) +" in expr:
+                    constant_loads.add(str(var))
+                return var
 
-        cse.generate = steered
-        try:
+            return steered
+
+        with generate_steered(self.cse, steer):
             return original(self, name, index)
-        finally:
-            if previous is None:
-                del cse.generate
-            else:
-                cse.generate = previous
 
     return load
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
+from npu_inductor_compat.common.cse_steering import generate_steered
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 INDEX_KERNEL_LOAD = torch_npu_names.qualname("index-kernel-load")
@@ -72,39 +73,34 @@ def _statement_after_its_load(original: Callable[..., Any]) -> Callable[..., Any
 
     @wraps_original(original)
     def load(self: Any, name: str, index: Any) -> Any:
-        cse, loads, compute = self.cse, self.loads, self.compute
-        previous = cse.__dict__.get("generate")
-        generate = cse.generate
+        loads, compute = self.loads, self.compute
         loaded: dict[str, tuple[int, str]] = {}  # variable -> its line in compute, and the load expression
 
-        def steered(buffer: Any, expr: Any, *args: Any, **kwargs: Any) -> Any:
-            head, dot, statement = expr.partition(".") if isinstance(expr, str) else ("", "", "")
-            if buffer is loads and dot and head in loaded:
-                at, load_expr = loaded.pop(head)
-                line = compute._lines[at]
-                fixed = computed_mask_in_load_layout(load_expr, f".{statement}")
-                if fixed is not None and isinstance(line, str) and line.endswith(load_expr):
-                    compute._lines[at] = line[: len(line) - len(load_expr)] + fixed
-                    buffer = compute
-            written = len(compute._lines)
-            var = generate(buffer, expr, *args, **kwargs)
-            if (
-                buffer is compute
-                and isinstance(expr, str)
-                and expr.startswith("tl.load(")
-                and len(compute._lines) == written + 1
-            ):
-                loaded[str(var)] = (written, expr)
-            return var
+        def steer(generate: Callable[..., Any]) -> Callable[..., Any]:
+            def steered(buffer: Any, expr: Any, *args: Any, **kwargs: Any) -> Any:
+                head, dot, statement = expr.partition(".") if isinstance(expr, str) else ("", "", "")
+                if buffer is loads and dot and head in loaded:
+                    at, load_expr = loaded.pop(head)
+                    line = compute._lines[at]
+                    fixed = computed_mask_in_load_layout(load_expr, f".{statement}")
+                    if fixed is not None and isinstance(line, str) and line.endswith(load_expr):
+                        compute._lines[at] = line[: len(line) - len(load_expr)] + fixed
+                        buffer = compute
+                written = len(compute._lines)
+                var = generate(buffer, expr, *args, **kwargs)
+                if (
+                    buffer is compute
+                    and isinstance(expr, str)
+                    and expr.startswith("tl.load(")
+                    and len(compute._lines) == written + 1
+                ):
+                    loaded[str(var)] = (written, expr)
+                return var
 
-        cse.generate = steered
-        try:
+            return steered
+
+        with generate_steered(self.cse, steer):
             return original(self, name, index)
-        finally:
-            if previous is None:
-                del cse.generate
-            else:
-                cse.generate = previous
 
     return load
 

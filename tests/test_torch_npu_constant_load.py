@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
+from npu_inductor_compat.common.cse_steering import generate_steered
 from npu_inductor_compat.common.torch_npu_constant_load import CONSTANT_LOAD_RESHAPE, broadcasts_constant_load
 
 RECORD = CONSTANT_LOAD_RESHAPE.id
@@ -39,6 +40,25 @@ def load(self, name, index):
 """
 
 
+def test_steering_a_cses_generate_nests_and_puts_its_own_back() -> None:
+    """Both load records steer the same kernel's CSE during one load(): the steerings compose, inner last, and the
+    CSE's own generate is back (no instance attribute left) when the blocks end, raised or not."""
+
+    class CSE:
+        def generate(self, buffer: Any, expr: str) -> str:
+            return expr
+
+    cse = CSE()
+    with generate_steered(cse, lambda generate: lambda buffer, expr: generate(buffer, expr) + "a"):
+        with generate_steered(cse, lambda generate: lambda buffer, expr: generate(buffer, expr) + "b"):
+            assert cse.generate(None, "x") == "xab"
+        assert cse.generate(None, "x") == "xa"
+    assert "generate" not in cse.__dict__ and cse.generate(None, "x") == "x"
+    with pytest.raises(RuntimeError), generate_steered(cse, lambda generate: generate):
+        raise RuntimeError("codegen failed")
+    assert "generate" not in cse.__dict__
+
+
 def test_the_probe_tells_a_broadcast_of_a_constant_load_from_a_reshape() -> None:
     assert broadcasts_constant_load(ast.parse(textwrap.dedent(BROADCASTS)))
     assert not broadcasts_constant_load(ast.parse(textwrap.dedent(RESHAPES)))
@@ -56,20 +76,16 @@ weight, bias, grad = torch.randn(8), torch.randn(8), torch.tensor(0.75)
 given = {"convolution": y, "getitem_1": mean, "rsqrt": rstd, "primals_7": weight, "primals_8": bias, "tangents_1": grad}
 relu_input = (y - mean[:, None, None]) * rstd[:, None, None] * weight[:, None, None] + bias[:, None, None]
 expected = torch.where(relu_input > 0, grad, torch.zeros(()))
-numels = dict(zip(launch["axes"], launch["numels"]))
 results = []
 for config in configs:
-    constants = {key: value for key, value in config.items() if key in launch["constexprs"]}
     out = torch.full_like(y, float("nan"))
     arguments = [given[value] if param.startswith("in_ptr") else out
                  for param, value in zip(launch["params"], launch["pointers"])]
-    grid = tuple(triton.cdiv(numels[axis], constants[block]) for axis, block in launch["grid"])
-    try:
-        kernel[grid](*arguments, *launch["numels"], **constants)
-    except Exception as err:
-        results.append({"config": constants, "error": f"{type(err).__name__}: {err}"[:300]})
+    error = launched(config, arguments)
+    if error is not None:
+        results.append({"config": config, "error": error})
         continue
-    results.append({"config": constants, "error": None, "max_abs_error": (out - expected).abs().max().item(),
+    results.append({"config": config, "error": None, "max_abs_error": (out - expected).abs().max().item(),
                     "passed": int((expected != 0).sum())})
 print(json.dumps({"results": results}))
 """

@@ -82,19 +82,15 @@ key_t = key.transpose(-2, -1).detach().requires_grad_()
 
 names = launch["pointers"]
 tensors = {names[0]: grad_key_t.contiguous().view(b * h, d, s), "primals_3": cos, "primals_4": sin}
-numels = dict(zip(launch["axes"], launch["numels"]))
 results = []
 for config in configs:
-    constants = {key: value for key, value in config.items() if key not in ("split_axis", "split_blocks")}
     out = torch.zeros(b, s, h, d, dtype=torch.bfloat16)
-    grid = tuple(triton.cdiv(numels[axis], constants[block]) for axis, block in launch["grid"])
-    try:
-        kernel[grid](*(tensors.get(name, out) for name in names), *launch["numels"], **constants)
-    except Exception as err:
-        results.append({"config": constants, "error": f"{type(err).__name__}: {err}"[:300]})
+    error = launched(config, [tensors.get(name, out) for name in names])
+    if error is not None:
+        results.append({"config": config, "error": error})
         continue
     error = (out.view(b, s, h * d).float() - k.grad.float()).abs().max().item()
-    results.append({"config": constants, "error": None, "max_abs_error": error})
+    results.append({"config": config, "error": None, "max_abs_error": error})
 print(json.dumps({"results": results, "largest": k.grad.float().abs().max().item()}))
 """
 

@@ -104,21 +104,17 @@ for param, value in zip(launch["params"], launch["pointers"]):
     else:
         outputs.append(torch.zeros(8))
         arguments.append(outputs[-1])
-numels = dict(zip(launch["axes"], launch["numels"]))
 results = []
 for config in configs:
-    constants = {key: value for key, value in config.items() if key in launch["constexprs"]}
     for out in outputs:
         out.zero_()
-    grid = tuple(triton.cdiv(numels[axis], constants[block]) for axis, block in launch["grid"])
-    try:
-        kernel[grid](*arguments, *launch["numels"], **constants)
-    except Exception as err:
-        results.append({"config": constants, "error": f"{type(err).__name__}: {err}"[:300]})
+    error = launched(config, arguments)
+    if error is not None:
+        results.append({"config": config, "error": error})
         continue
     # for each output, the expected statistic it is closest to, and how far
     closest = [min(((out - want).abs().max().item(), i) for i, want in enumerate(expected)) for out in outputs]
-    results.append({"config": constants, "error": None, "closest": closest})
+    results.append({"config": config, "error": None, "closest": closest})
 print(json.dumps({"results": results}))
 """
 

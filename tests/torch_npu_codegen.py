@@ -76,8 +76,8 @@ def codegen(script: Path, about: tuple[str, ...], out: Path, *flags: str, graphs
 
 # ------------------------------------------------------------------------------ one kernel in Triton's interpreter
 # The start of a child script that runs one generated kernel in Triton's interpreter (TRITON_INTERPRET=1, the real
-# triton.language on CPU tensors): it reads [source, launch, configs] from stdin and defines them and ``kernel``;
-# the test's own part follows and prints its JSON result as the last line.
+# triton.language on CPU tensors): it reads [source, launch, configs] from stdin and defines them, ``kernel`` and
+# ``launched(config, arguments)``; the test's own part follows and prints its JSON result as the last line.
 INTERPRETER_PREAMBLE = r"""
 import json, os, re, sys, types
 os.environ["TRITON_INTERPRET"] = "1"
@@ -105,6 +105,18 @@ module = types.ModuleType("kernel")
 exec("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n" + body,
      module.__dict__)
 kernel = getattr(module, re.search(r"def (\w+)\(", body).group(1))
+numels = dict(zip(launch["axes"], launch["numels"]))
+
+
+def launched(config, arguments):
+    # the kernel launched as the wrapper launches it, with the config's constexpr values; None, or the error's text
+    constants = {key: value for key, value in config.items() if key in launch["constexprs"]}
+    grid = tuple(triton.cdiv(numels[axis], constants[block]) for axis, block in launch["grid"])
+    try:
+        kernel[grid](*arguments, *launch["numels"], **constants)
+    except Exception as err:
+        return f"{type(err).__name__}: {err}"[:300]
+    return None
 """
 
 
