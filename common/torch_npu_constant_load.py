@@ -13,13 +13,10 @@ triton refuses (``tl.broadcast_to`` keeps the rank): its other branches reshape 
 from __future__ import annotations
 
 import ast
-import inspect
 import re
-import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat import targets
 from npu_inductor_compat.common import torch_npu_names
 from npu_inductor_compat.common.cse_steering import generate_steered
 from npu_inductor_compat.patching import Change, Patch, wraps_original
@@ -43,8 +40,7 @@ def broadcasts_constant_load(function: ast.AST) -> bool:
 def load_reshapes_constant_loads() -> bool:
     """The probe: the installed NPUIndexTritonKernel.load, read from its source, gives a constant-index load its
     size-1 dimensions by reshaping it (the releases where the bug does not arise)."""
-    source = inspect.getsource(inspect.unwrap(targets.resolve(INDEX_KERNEL_LOAD)))
-    return not broadcasts_constant_load(ast.parse(textwrap.dedent(source)))
+    return not broadcasts_constant_load(torch_npu_names.source_tree("index-kernel-load"))
 
 
 def _constant_load_reshaped(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -244,3 +247,10 @@ def first_defined(hook_id: str) -> Any:
         except (ImportError, AttributeError) as err:
             problems.append(f"{candidate}: {err}")
     raise ImportError(f"torch_npu provides no {hook_id} ({'; '.join(problems)})")
+
+
+def source_tree(hook_id: str) -> ast.Module:
+    """The syntax tree of the installed code a single-candidate hook names, as torch_npu wrote it (any wrapper of
+    ours unwrapped): for probes that read which form of a statement a release writes."""
+    source = inspect.getsource(inspect.unwrap(targets.resolve(qualname(hook_id))))
+    return ast.parse(textwrap.dedent(source))

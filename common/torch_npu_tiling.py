@@ -18,17 +18,13 @@ opening that axis's loop: the kernel reads ``loop_x0`` undefined (batch norm; do
 from __future__ import annotations
 
 import ast
-import inspect
-import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat import targets
 from npu_inductor_compat.common import torch_npu_names
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 SELECT_TILING = torch_npu_names.qualname("split-tiling-axes")
-CODEGEN_BODY = torch_npu_names.qualname("index-kernel-codegen-body")
 
 
 def loop_only_below_two_reductions(function: ast.AST) -> bool:
@@ -45,8 +41,7 @@ def loop_only_below_two_reductions(function: ast.AST) -> bool:
 def codegen_body_opens_every_tiling_loop() -> bool:
     """The probe: the installed NPUIndexTritonKernel.codegen_body, read from its source, opens the loop of every
     tiling axis whatever the number of reduction axes (the releases where the bug does not arise)."""
-    source = inspect.getsource(inspect.unwrap(targets.resolve(CODEGEN_BODY)))
-    return not loop_only_below_two_reductions(ast.parse(textwrap.dedent(source)))
+    return not loop_only_below_two_reductions(torch_npu_names.source_tree("index-kernel-codegen-body"))
 
 
 def reduction_axes_only(kernel: Any) -> list[str]:

@@ -12,7 +12,7 @@ from npu_inductor_compat.common.torch_npu_names import TORCH_NPU_HOOKS, Hook
 from npu_inductor_compat.targets import Target
 from npu_inductor_compat.tools import survey_kernel_forms, survey_late_fixes, survey_split_fixes
 from npu_inductor_compat.tools.survey_hooks import Found, lookup
-from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, Sources, dotted, module_scope
+from npu_inductor_compat.tools.survey_sources import Sources, dotted, index_kernel_method, module_scope
 
 
 @dataclass(frozen=True)
@@ -256,22 +256,8 @@ def _ascendc_partition_hook(sources: Sources) -> Finding:
     return Finding(False, "ascendc/__init__.py has no backend should_partition hook")
 
 
-def _index_kernel_method(sources: Sources, method: str) -> ast.FunctionDef | str | None:
-    """torch_npu's ``NPUIndexTritonKernel.<method>``; a string saying what is absent when there is none."""
-    tree = sources.tree(INDEX_KERNEL_FILE)
-    if tree is None:
-        return f"no {INDEX_KERNEL_FILE}"
-    for node in module_scope(tree.body):
-        if isinstance(node, ast.ClassDef) and node.name == "NPUIndexTritonKernel":
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef) and item.name == method:
-                    return item
-            return None
-    return f"no NPUIndexTritonKernel in {INDEX_KERNEL_FILE}"
-
-
 def _masked_load_keeps_guard(sources: Sources) -> Finding:
-    found = _index_kernel_method(sources, "filter_masks")
+    found = index_kernel_method(sources, "filter_masks")
     if isinstance(found, str) or found is None:
         return Finding(True, found or "NPUIndexTritonKernel has no filter_masks of its own")
     reads = [
@@ -305,7 +291,7 @@ def _hint_thresholds(function: ast.FunctionDef) -> set[int]:
 
 
 def _persistent_reduction_budget(sources: Sources) -> Finding:
-    found = _index_kernel_method(sources, "should_use_persistent_reduction")
+    found = index_kernel_method(sources, "should_use_persistent_reduction")
     if isinstance(found, str) or found is None:
         return Finding(True, found or "NPUIndexTritonKernel leaves persistent reductions to torch's heuristic")
     thresholds = _hint_thresholds(found)

@@ -10,7 +10,13 @@ from packaging.version import Version
 
 from npu_inductor_compat.common.torch_npu_constant_load import broadcasts_constant_load
 from npu_inductor_compat.common.torch_npu_tiling import loop_only_below_two_reductions
-from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, LOWERING_FILE, Sources, module_scope
+from npu_inductor_compat.tools.survey_sources import (
+    INDEX_KERNEL_FILE,
+    LOWERING_FILE,
+    Sources,
+    index_kernel_method,
+    module_scope,
+)
 
 STRICT_SUM_TORCH = Version("2.14")  # torch's sum lowering passes make_reduction strict_sum from 2.14.0 on
 
@@ -51,23 +57,12 @@ def make_reduction_takes_strict_sum(sources: Sources) -> tuple[bool, str]:
     return (False, f"its make_reduction takes no strict_sum, which torch {sources.torch}'s sum lowering passes")
 
 
-def _index_kernel_method(sources: Sources, name: str) -> ast.FunctionDef | None:
-    """NPUIndexTritonKernel's method ``name`` in the release's index-kernel module; None where either is missing."""
-    tree = sources.tree(INDEX_KERNEL_FILE)
-    classes = [] if tree is None else module_scope(tree.body)
-    kernel = next(
-        (node for node in classes if isinstance(node, ast.ClassDef) and node.name == "NPUIndexTritonKernel"), None
-    )
-    methods = [] if kernel is None else kernel.body
-    return next((item for item in methods if isinstance(item, ast.FunctionDef) and item.name == name), None)
-
-
 def load_permutes_in_its_buffer(sources: Sources) -> tuple[bool, str]:
     """Whether NPUIndexTritonKernel.load generates a load's permute (``need_permute``) into the buffer it chose for
     the load (carried) or always into ``self.loads`` (the bug: a load under a computed mask goes to compute)."""
-    load = _index_kernel_method(sources, "load")
-    if load is None:
-        return (True, "no NPUIndexTritonKernel.load of torch_npu's")
+    load = index_kernel_method(sources, "load")
+    if not isinstance(load, ast.FunctionDef):
+        return (True, load or "no NPUIndexTritonKernel.load of torch_npu's")
     branches = [
         node for node in ast.walk(load) if isinstance(node, ast.If) and "need_permute" in ast.unparse(node.test)
     ]
@@ -88,9 +83,9 @@ def load_permutes_in_its_buffer(sources: Sources) -> tuple[bool, str]:
 def opens_every_tiling_loop(sources: Sources) -> tuple[bool, str]:
     """Whether NPUIndexTritonKernel.codegen_body opens the loop of every tiling axis (carried) or only when the kernel
     reduces over at most one axis (the bug: batch norm's tiled channel axis reads loop_x0 undefined)."""
-    body = _index_kernel_method(sources, "codegen_body")
-    if body is None:
-        return (True, "no NPUIndexTritonKernel.codegen_body of torch_npu's")
+    body = index_kernel_method(sources, "codegen_body")
+    if not isinstance(body, ast.FunctionDef):
+        return (True, body or "no NPUIndexTritonKernel.codegen_body of torch_npu's")
     if loop_only_below_two_reductions(body):
         return (False, "codegen_body opens a tiling axis's loop only under numof_reduction_axis() <= 1")
     return (True, "codegen_body opens the loop of every tiling axis")
@@ -99,9 +94,9 @@ def opens_every_tiling_loop(sources: Sources) -> tuple[bool, str]:
 def reshapes_constant_loads(sources: Sources) -> tuple[bool, str]:
     """Whether NPUIndexTritonKernel.load gives a constant-index load its size-1 dimensions with tl.reshape (carried)
     or tl.broadcast_to (the bug: with two tiling axes triton refuses the rank change)."""
-    load = _index_kernel_method(sources, "load")
-    if load is None:
-        return (True, "no NPUIndexTritonKernel.load of torch_npu's")
+    load = index_kernel_method(sources, "load")
+    if not isinstance(load, ast.FunctionDef):
+        return (True, load or "no NPUIndexTritonKernel.load of torch_npu's")
     if broadcasts_constant_load(load):
         return (False, "load() broadcasts a constant-index load to the kernel's rank (tl.broadcast_to)")
     return (True, "load() reshapes a constant-index load to the kernel's rank")

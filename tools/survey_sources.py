@@ -134,6 +134,21 @@ def module_scope(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
         stack.extend(reversed(children))
 
 
+def index_kernel_method(sources: Sources, method: str) -> ast.FunctionDef | str | None:
+    """torch_npu's ``NPUIndexTritonKernel.<method>``; a string saying what is absent when there is none (None: the
+    class is there but defines no such method of its own)."""
+    tree = sources.tree(INDEX_KERNEL_FILE)
+    if tree is None:
+        return f"no {INDEX_KERNEL_FILE}"
+    for node in module_scope(tree.body):
+        if isinstance(node, ast.ClassDef) and node.name == "NPUIndexTritonKernel":
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == method:
+                    return item
+            return None
+    return f"no NPUIndexTritonKernel in {INDEX_KERNEL_FILE}"
+
+
 def dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Name):
         return node.id

@@ -7,26 +7,16 @@ import ast
 
 from packaging.version import Version
 
-from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, Sources, dotted, module_scope
+from npu_inductor_compat.tools.survey_sources import INDEX_KERNEL_FILE, Sources, dotted, index_kernel_method
 
 CANT_SPLIT_ARGUMENTS_TORCH = Version("2.11")  # torch's CantSplit takes (expr, remaining) from 2.11.0 on
 ORDERING = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 
 
-def _split_function(sources: Sources) -> ast.FunctionDef | None:
-    tree = sources.tree(INDEX_KERNEL_FILE)
-    for node in module_scope(tree.body if tree is not None else []):
-        if isinstance(node, ast.ClassDef) and node.name == "NPUIndexTritonKernel":
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef) and item.name == "_split_iteration_ranges":
-                    return item
-    return None
-
-
 def split_compares_statically(sources: Sources) -> tuple[bool, str]:
-    found = _split_function(sources)
-    if found is None:
-        return (True, "no NPUIndexTritonKernel._split_iteration_ranges of torch_npu's")
+    found = index_kernel_method(sources, "_split_iteration_ranges")
+    if not isinstance(found, ast.FunctionDef):
+        return (True, found or "no NPUIndexTritonKernel._split_iteration_ranges of torch_npu's")
     # the bug: an ordering comparison written on a group's size, `remaining[group] > 1`
     for node in ast.walk(found):
         if isinstance(node, ast.Compare) and any(isinstance(op, ORDERING) for op in node.ops):
