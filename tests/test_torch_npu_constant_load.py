@@ -95,15 +95,14 @@ def _power_of_2(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
 
 
-def _kernels(out: Path, summary: dict[str, Any], graph: int) -> dict[str, str]:
-    kernels = summary["graphs"][graph]["files"]["kernels"]
-    return {name: (out / entry["source"]).read_text() for name, entry in kernels.items()}
-
-
 def _backward_kernel(out: Path, summary: dict[str, Any]) -> tuple[str, str]:
     """The backward's kernel that reads the loss gradient at a constant index: its name and source."""
-    found = [(name, source) for name, source in _kernels(out, summary, 1).items() if "tl.arange(0,1) +  (0)" in source]
-    assert len(found) == 1, sorted(_kernels(out, summary, 1))
+    found = [
+        (name, source)
+        for name, source in harness.kernel_sources(out, summary, 1).items()
+        if "tl.arange(0,1) +  (0)" in source
+    ]
+    assert len(found) == 1, sorted(harness.kernel_sources(out, summary, 1))
     return found[0]
 
 
@@ -122,8 +121,8 @@ def test_the_record_reshapes_the_loss_gradient_and_the_kernel_compiles_and_is_ri
         plain = harness.codegen(harness.BATCH_NORM, (release,), tmp_path / "without", *without)
         assert run.summary["fixes"][RECORD] == "not needed", run.summary["fixes"][RECORD]
         for graph in (0, 1):
-            kernels = _kernels(tmp_path / "with", run.summary, graph)
-            assert kernels == _kernels(tmp_path / "without", plain.summary, graph)
+            kernels = harness.kernel_sources(tmp_path / "with", run.summary, graph)
+            assert kernels == harness.kernel_sources(tmp_path / "without", plain.summary, graph)
         return
     plain = harness.codegen(harness.BATCH_NORM, BROADCAST_BROKEN, tmp_path / "without", "--check-kernels", *without)
     name, source = _backward_kernel(tmp_path / "without", plain.summary)

@@ -132,11 +132,6 @@ def codegen(
     return out, json.loads((out / "summary.json").read_text())
 
 
-def kernel_sources(out: Path, summary: dict[str, Any], graph: int) -> dict[str, str]:
-    kernels = summary["graphs"][graph]["files"]["kernels"]
-    return {name: (out / entry["source"]).read_text() for name, entry in kernels.items()}
-
-
 def verdicts(release: str) -> dict[str, str]:
     report = survey.survey(wheel_cache.fetch(release))
     return {fix["id"]: fix["status"] for fix in report.fixes}
@@ -165,8 +160,8 @@ def test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it(
         assert summary["torch_npu_wheel"]["fallbacks"] == []
 
     # 1. slice_scatter over dynamic sizes: the shorter tensor's load keeps its guarding mask
-    (scatter,) = kernel_sources(fixed_out, fixed, 0).values()
-    (scatter_plain,) = kernel_sources(plain_out, plain, 0).values()
+    (scatter,) = harness.kernel_sources(fixed_out, fixed, 0).values()
+    (scatter_plain,) = harness.kernel_sources(plain_out, plain, 0).values()
     assert "'grid_type': 'GridNpu'" in scatter and GUARDED_LOAD.search(scatter), scatter
     bug_shown = GUARDED_LOAD.search(scatter_plain) is None
     assert bug_shown == (status[torch_npu_fixes.MASKED_LOAD_SIZE_SYMBOLS.id] == "applied"), scatter_plain
@@ -175,8 +170,8 @@ def test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it(
     # (the heuristics decorator says which: reduction loops over the row, persistent_reduction holds it whole;
     # torch_npu's differ per release: triton_heuristics.reduction on 2.7.1, npu_triton_heuristics.reduction_npu_index
     # on 2.12)
-    (softmax,) = kernel_sources(fixed_out, fixed, 1).values()
-    (softmax_plain,) = kernel_sources(plain_out, plain, 1).values()
+    (softmax,) = harness.kernel_sources(fixed_out, fixed, 1).values()
+    (softmax_plain,) = harness.kernel_sources(plain_out, plain, 1).values()
     assert reduction_kind(softmax) == "reduction", softmax
     bug_shown = reduction_kind(softmax_plain) == "persistent_reduction"
     assert bug_shown == (status[torch_npu_fixes.PERSISTENT_REDUCTION_UB.id] == "applied"), softmax_plain
@@ -351,8 +346,8 @@ def test_a_looped_argmax_reduces_value_and_index_apart_under_the_record(
     assert (verdicts(wheel_release)[ARGREDUCE] == "carried") == (status != "applied")
     assert fixed["kernel_check"]["configs"] > 0 and fixed["kernel_check"]["rejected"] == 0, fixed["kernel_check"]
     plain_out, plain = codegen(tmp_path, "without", "--without-fix", ARGREDUCE, script=script)
-    (fixed_kernel,) = kernel_sources(fixed_out, fixed, 0).values()
-    (plain_kernel,) = kernel_sources(plain_out, plain, 0).values()
+    (fixed_kernel,) = harness.kernel_sources(fixed_out, fixed, 0).values()
+    (plain_kernel,) = harness.kernel_sources(plain_out, plain, 0).values()
     assert ("triton_argreduce.max_with_index(" in fixed_kernel) == (status == "applied"), fixed_kernel
     assert "triton_argreduce" not in plain_kernel and "for loop_r" in plain_kernel, plain_kernel
 

@@ -54,11 +54,6 @@ def _codegen(cwd: Path, name: str, *flags: str) -> tuple[str, int, dict[str, Any
     return run.release, run.returncode, run.summary, run.problems, cwd / name
 
 
-def _kernels(out: Path, summary: dict[str, Any]) -> dict[str, str]:
-    kernels = summary["graphs"][1]["files"]["kernels"]
-    return {name: (out / entry["source"]).read_text() for name, entry in kernels.items()}
-
-
 # The key's gradient kernel of the backward graph, run in Triton's interpreter with each config torch_npu gave it.
 # Its arguments come from the wrapper's launch line: the gradient of key.transpose(-2, -1) from the scores' bmm (as
 # autograd gives it), the saved cos and sin (primals_3 and primals_4: dynamo lifts them after the two arguments, in
@@ -112,8 +107,8 @@ def test_the_record_loads_rope_backwards_permuted_operand_in_order_and_right(tmp
     if release not in ROPE_BROKEN:  # a release that never generates the bug: the record changes no kernel
         assert returncode == 0 and problems == [], problems
         _, _, fixed, _, _ = _codegen(tmp_path, "with")
-        kernels = _kernels(tmp_path / "with", fixed)
-        assert kernels == _kernels(tmp_path / "without", plain)
+        kernels = harness.kernel_sources(tmp_path / "with", fixed, 1)
+        assert kernels == harness.kernel_sources(tmp_path / "without", plain, 1)
         assert not any(re.search(r"tl\.load\([^\n]*\btmp\d+\.permute\(", source) for source in kernels.values())
         return
     assert returncode == 1 and any("reads 'tmp4' before defining it" in problem for problem in problems), problems
@@ -127,9 +122,11 @@ def test_the_record_loads_rope_backwards_permuted_operand_in_order_and_right(tmp
     wrapper = (out / fixed["graphs"][1]["files"]["wrapper"]).read_text()
     returned = re.findall(r"reinterpret_tensor\((buf\d+),", wrapper.split("return (")[-1])
     name = next(
-        kernel for kernel in _kernels(out, fixed) if re.search(rf"\b{kernel}\.run\([^)]*\b{returned[1]},", wrapper)
+        kernel
+        for kernel in harness.kernel_sources(out, fixed, 1)
+        if re.search(rf"\b{kernel}\.run\([^)]*\b{returned[1]},", wrapper)
     )
-    source = _kernels(out, fixed)[name]
+    source = harness.kernel_sources(out, fixed, 1)[name]
     assert re.search(r"tl\.load\([^\n]*\btmp\d+\.permute\(\[1, 0\]\) &", source), source
     configs = [result["config"] for result in fixed["graphs"][1]["kernel_check"][name]]
 

@@ -66,16 +66,11 @@ def test_only_reduction_axes_stay_tiled_where_a_kernel_reduces_over_two() -> Non
     assert reduction_axes_only(kernel) == [] and kernel.tiling_axis == [y0, r1] and y0.is_tiling_axis
 
 
-def _kernels(out: Path, summary: dict[str, Any], graph: int) -> dict[str, str]:
-    kernels = summary["graphs"][graph]["files"]["kernels"]
-    return {name: (out / entry["source"]).read_text() for name, entry in kernels.items()}
-
-
 def _two_reduction_kernels(out: Path, summary: dict[str, Any]) -> dict[str, str]:
     return {
         name: source
         for graph in (0, 1)
-        for name, source in _kernels(out, summary, graph).items()
+        for name, source in harness.kernel_sources(out, summary, graph).items()
         if "'numof_reduction_axis': 2" in source
     }
 
@@ -138,15 +133,15 @@ def test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are
         plain = harness.codegen(BATCH_NORM, (release,), tmp_path / "without", "--without-fix", RECORD)
         assert run.summary["fixes"][RECORD] == "not needed", run.summary["fixes"][RECORD]
         for graph in (0, 1):
-            kernels = _kernels(tmp_path / "with", run.summary, graph)
-            assert kernels == _kernels(tmp_path / "without", plain.summary, graph)
+            kernels = harness.kernel_sources(tmp_path / "with", run.summary, graph)
+            assert kernels == harness.kernel_sources(tmp_path / "without", plain.summary, graph)
         return
     run = harness.codegen(BATCH_NORM, LOOP_X0_BROKEN, tmp_path / "with", "--check-kernels")
     status = run.summary["fixes"][RECORD]
     assert status == "applied" and run.problems == [], run.problems
     out = tmp_path / "with"
     two_axes = _two_reduction_kernels(out, run.summary)
-    assert len(two_axes) >= 2, sorted(_kernels(out, run.summary, 0))
+    assert len(two_axes) >= 2, sorted(harness.kernel_sources(out, run.summary, 0))
     for source in two_axes.values():
         assert "loop_x0" not in source and re.search(r"for x0 in range\(x0_offset, ", source), source
     check = run.summary["kernel_check"]
@@ -158,7 +153,7 @@ def test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are
     assert run.returncode == 0 and check["rejected"] == 0, check
 
     wrapper = (out / run.summary["graphs"][0]["files"]["wrapper"]).read_text()
-    name = next(name for name in _kernels(out, run.summary, 0) if name in two_axes)
+    name = next(name for name in harness.kernel_sources(out, run.summary, 0) if name in two_axes)
     configs = [result["config"] for result in run.summary["graphs"][0]["kernel_check"][name]]
     results = _interpreted(two_axes[name], wrapper, name, configs)
     assert len(results) == len(configs) >= 1

@@ -74,6 +74,12 @@ def codegen(script: Path, about: tuple[str, ...], out: Path, *flags: str, graphs
     return Run(release, done.returncode, done.stderr, summary, problems)
 
 
+def kernel_sources(out: Path, summary: dict[str, Any], graph: int) -> dict[str, str]:
+    """Each kernel of graph ``graph`` of a run into ``out``, by name: its source as written."""
+    kernels = summary["graphs"][graph]["files"]["kernels"]
+    return {name: (out / entry["source"]).read_text() for name, entry in kernels.items()}
+
+
 # ------------------------------------------------------------------------------ one kernel in Triton's interpreter
 # The start of a child script that runs one generated kernel in Triton's interpreter (TRITON_INTERPRET=1, the real
 # triton.language on CPU tensors): it reads [source, launch, configs] from stdin and defines them, ``kernel`` and
