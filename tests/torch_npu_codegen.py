@@ -105,6 +105,11 @@ if patch_tensor is not None:
             tensor.__index__ = squeezed
     interpreter._patch_lang_tensor = patched
 
+# Triton 3.3's interpreter has no InterpreterBuilder.get_int1_ty, which torch 2.7.1's promote_to_tensor reaches
+# (tl.zeros((1,), tl.int1)); later releases define it as tl.int1 (runtime/interpreter.py): add it as they do.
+if not hasattr(interpreter.InterpreterBuilder, "get_int1_ty"):
+    interpreter.InterpreterBuilder.get_int1_ty = lambda self: triton.language.int1
+
 source, launch, configs = json.loads(sys.stdin.read())
 body = source[source.index("@triton.jit"):]  # the kernel alone: no torch_npu heuristics or imports
 module = types.ModuleType("kernel")
@@ -117,9 +122,10 @@ numels = dict(zip(launch["axes"], launch["numels"]))
 def launched(config, arguments):
     # the kernel launched as the wrapper launches it, with the config's constexpr values; None, or the error's text
     constants = {key: value for key, value in config.items() if key in launch["constexprs"]}
-    grid = tuple(triton.cdiv(numels[axis], constants[block]) for axis, block in launch["grid"])
+    blocks = {key: config[key] for key in launch["runtime_blocks"]}  # 2.7.1.post11's line passes X0BLOCK at run time
+    grid = tuple(triton.cdiv(numels[axis], config[block]) for axis, block in launch["grid"])
     try:
-        kernel[grid](*arguments, *launch["numels"], **constants)
+        kernel[grid](*arguments, *launch["numels"], **blocks, **constants)
     except Exception as err:
         return f"{type(err).__name__}: {err}"[:300]
     return None
@@ -141,6 +147,12 @@ def launch_of(source: str, wrapper: str, name: str) -> dict[str, Any]:
         "numels": [int(value) for value in values if value.isdigit()],
         "axes": [param[: -len("_numel")] for param in names if param.endswith("_numel")],
         "constexprs": [param for param, text in zip(names, params, strict=True) if "constexpr" in text],
+        # the blocks passed as values, not constexprs (after the numels: no pointer, numel or constexpr)
+        "runtime_blocks": [
+            param
+            for param, text in zip(names, params, strict=True)
+            if "ptr" not in param and not param.endswith("_numel") and "constexpr" not in text
+        ],
         # "<axis>_offset = tl.program_id(i) * <AXIS>BLOCK": the grid's dimension i counts that axis's blocks
         "grid": [
             (axis, block)
