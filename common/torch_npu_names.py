@@ -167,14 +167,9 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
     Hook(
         "split-tiling-axes",
         ("torch_npu._inductor.codegen.split_tiling:SplitTiling.select_tiling_axis",),
-        "common/torch_npu_tiling.py torch-npu-two-reduction-tiling wraps it (which axes of a kernel are tiled)",
+        "common/torch_npu_tiling.py torch-npu-two-reduction-tiling wraps it (which axes of a kernel are tiled) and "
+        "its probe reads its source",
         Call(positional=0),
-    ),
-    Hook(
-        "index-kernel-codegen-body",
-        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.codegen_body",),
-        "common/torch_npu_tiling.py torch-npu-two-reduction-tiling's probe reads its source (which tiling axes get "
-        "a loop)",
     ),
     Hook(
         "index-kernel-filter-masks",

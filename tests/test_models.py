@@ -20,10 +20,12 @@ MODELS = ROOT / "examples" / "models"
 pytestmark = [pytest.mark.subprocess, pytest.mark.compile]
 
 
-def codegen(tmp_path: Path, script: Path, provider: str = "stock") -> tuple[subprocess.CompletedProcess[str], Any]:
+def codegen(
+    tmp_path: Path, script: Path, provider: str = "stock", *flags: str
+) -> tuple[subprocess.CompletedProcess[str], Any]:
     out = tmp_path / "out"
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out)]
-    command += ["--provider", provider]  # stock Inductor by default, whatever the default on this torch
+    command += ["--provider", provider, *flags]  # stock Inductor by default, whatever the default on this torch
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # random init only: nothing may come from the hub
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path, env=env)
     summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
@@ -155,15 +157,26 @@ def paired(release: str) -> None:
 
 @pytest.mark.download
 @pytest.mark.skipif(importlib.util.find_spec("torchvision") is None, reason="torchvision not installed (extra models)")
-def test_torch_npu_2_7_1s_resnet18_batch_norm_backward_fails_its_own_ttir_check(tmp_path: Path) -> None:
-    """Upstream limit, pinned (docs/torch-npu-reports.md): torch_npu 2.7.1.post11's linear kernels for ResNet-18's
-    batch-norm backward (two batch norms sharing a gradient, batch and H*W reduced apart) store a [1] block into a
-    [1, 1, 1] one; torch_npu's own TTIR check rejects them with triton's message and falls back to no_linear, and
-    the run exits 1 naming them. The real model, unchanged, through torch_npu's released codegen on torch 2.7.1."""
+def test_torch_npu_2_7_1s_resnet18_batch_norm_backward_compiles_under_the_tiling_record(tmp_path: Path) -> None:
+    """torch_npu 2.7.1.post11's linear kernels for ResNet-18's batch-norm backward (a channels-last input, a contiguous
+    gradient) tile the channels beside both reduction axes and store a [1] sum into a [1, 1, 1] pointer: its own TTIR
+    check rejects them with triton's message and falls back to no_linear (docs/torch-npu-reports.md). With
+    torch-npu-two-reduction-tiling no kernel falls back and the run exits 0. The real model, unchanged, through
+    torch_npu's released codegen on torch 2.7.1."""
     paired("2.7.1.post11")
     done, summary = codegen(tmp_path, MODELS / "resnet18.py", provider="torch_npu-wheel")
-    assert summary is not None and summary["script_error"] is None, done.stderr[-3000:]
-    assert done.returncode == 1 and all(graph["status"] == "ok" for graph in summary["graphs"]), done.stderr[-3000:]
+    assert summary is not None and summary["fixes"]["torch-npu-two-reduction-tiling"] == "applied", done.stderr
+    assert done.returncode == 0 and summary["torch_npu_wheel"]["fallbacks"] == [], done.stderr[-3000:]
+    assert all(graph["status"] == "ok" for graph in summary["graphs"]), summary["graphs"]
+    (tmp_path / "without").mkdir()
+    done, summary = codegen(
+        tmp_path / "without",
+        MODELS / "resnet18.py",
+        "torch_npu-wheel",
+        "--without-fix",
+        "torch-npu-two-reduction-tiling",
+    )
+    assert summary is not None and done.returncode == 1, done.stderr[-3000:]
     fallbacks = summary["torch_npu_wheel"]["fallbacks"]
     assert len(fallbacks) == 2, fallbacks
     for fallback in fallbacks:

@@ -20,34 +20,38 @@ import torch_npu_codegen_harness as harness  # registered by conftest.py
 
 from npu_inductor_compat.common.torch_npu_tiling import (
     TWO_REDUCTION_TILING,
-    loop_only_below_two_reductions,
+    low_dims_tiled_whatever_the_reductions,
     reduction_axes_only,
 )
 
 RECORD = TWO_REDUCTION_TILING.id
 BATCH_NORM, LOOP_X0_BROKEN = harness.BATCH_NORM, harness.LOOP_X0_BROKEN
 
-# The two shapes of a kernel body's loop over a tiling axis other than the last (written here, not torch_npu's code):
-# the loop only for kernels of at most one reduction axis (the bug), and the loop unless the axis needs none
-ONLY_BELOW_TWO = """
-def codegen_body(self):
-    if axis.is_tiling_axis:
-        if self.numof_reduction_axis() <= 1:
-            self.body.writeline(f"for loop_{axis.name} in range(loops_{axis.name}):")
+# The two shapes of a choice of tiling axes (written here, not torch_npu's code): every low dim tiled whatever the
+# kernel's reductions (the bug), and low dims tiled only under a test of them
+EVERY_LOW_DIM = """
+def select_tiling_axis(self):
+    def select_tiling(low_dim=True, reduction=True):
+        for axis in reversed(self.kernel.sorted_axis):
+            if low_dim and axis.sorted_order in self.kernel.low_dims and axis not in self.kernel.tiling_axis:
+                self.kernel.tiling_axis.append(axis)
+            if reduction and axis.prefix == "r" and axis not in self.kernel.tiling_axis:
+                self.kernel.tiling_axis.append(axis)
+    if self.kernel.numof_reduction_axis() > 1 and all(axis.is_tiling_axis for axis in self.kernel.tiling_axis):
+        return
 """
-EVERY_TILING_AXIS = """
-def codegen_body(self):
-    if axis.is_tiling_axis:
-        if self.numof_reduction_axis() > 1:
-            width = 1
-        if not axis.is_no_loop_axis:
-            self.body.writeline(f"for loop_{axis.name} in range(loops_{axis.name}):")
+LOW_DIMS_BY_REDUCTIONS = """
+def select_tiling_axis(self):
+    for axis in reversed(self.kernel.sorted_axis):
+        if self.kernel.numof_reduction_axis() <= 1 or self.contiguous_reduction:
+            if axis.sorted_order in self.kernel.low_dims:
+                self.kernel.tiling_axis.append(axis)
 """
 
 
-def test_the_probe_tells_a_loop_kept_from_kernels_of_two_reduction_axes() -> None:
-    assert loop_only_below_two_reductions(ast.parse(textwrap.dedent(ONLY_BELOW_TWO)))
-    assert not loop_only_below_two_reductions(ast.parse(textwrap.dedent(EVERY_TILING_AXIS)))
+def test_the_probe_tells_low_dims_tiled_whatever_the_reductions() -> None:
+    assert low_dims_tiled_whatever_the_reductions(ast.parse(textwrap.dedent(EVERY_LOW_DIM)))
+    assert not low_dims_tiled_whatever_the_reductions(ast.parse(textwrap.dedent(LOW_DIMS_BY_REDUCTIONS)))
 
 
 def _axis(name: str, order: int) -> SimpleNamespace:
@@ -64,6 +68,27 @@ def test_only_reduction_axes_stay_tiled_where_a_kernel_reduces_over_two() -> Non
     y0, r1 = _axis("y0", 0), _axis("r1", 1)  # one reduction axis: the tiling stays as torch_npu chose it
     kernel = SimpleNamespace(tiling_axis=[y0, r1], numof_reduction_axis=lambda: 1)
     assert reduction_axes_only(kernel) == [] and kernel.tiling_axis == [y0, r1] and y0.is_tiling_axis
+
+
+def test_a_contiguous_reduction_keeps_the_tiling_torch_npu_chose() -> None:
+    """The wrapper of select_tiling_axis: 2.7.1.post11's line marks a reduction whose axes are adjacent
+    (SplitTiling.contiguous_reduction) and permutes its channels out itself, so its tiling stays; a split reduction,
+    or a release with no such mark (2.8.0.post5's line), keeps the reduction axes only."""
+
+    def tiled(**marks: bool) -> list[str]:
+        x0, r2, r1 = _axis("x0", 0), _axis("r2", 1), _axis("r1", 2)
+        kernel = SimpleNamespace(tiling_axis=[], numof_reduction_axis=lambda: 2)
+
+        def select_tiling_axis(self: Any) -> None:
+            self.kernel.tiling_axis[:] = [x0, r2, r1]
+
+        wrapped = TWO_REDUCTION_TILING.changes[0].replacement(select_tiling_axis)
+        wrapped(SimpleNamespace(kernel=kernel, **marks))
+        return [axis.name for axis in kernel.tiling_axis]
+
+    assert tiled(contiguous_reduction=True) == ["x0", "r2", "r1"]
+    assert tiled(contiguous_reduction=False) == ["r2", "r1"]
+    assert tiled() == ["r2", "r1"]
 
 
 def _two_reduction_kernels(out: Path, summary: dict[str, Any]) -> dict[str, str]:
@@ -126,12 +151,12 @@ def test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are
     test_torch_npu_reports.py). With it the channel axis is a per-program loop, the static check passes, triton-ascend's
     front end lowers every config of every kernel that reduces over two axes, and the statistics kernel gives torch's
     batch mean, 1/std and running statistics in Triton's interpreter with each config. On a release that opens the
-    loop itself the probe says "not needed" and the kernels are the same with and without the record."""
+    loop (2.7.1.post11's line) this batch norm's channels are not tiled: its kernels are the same with and without."""
     release = harness.paired_release(LOOP_X0_BROKEN)
-    if release not in LOOP_X0_BROKEN:  # `nox -s torch_npu_wheel`: the record must change nothing there
+    if release not in LOOP_X0_BROKEN:  # `nox -s torch_npu_wheel`: the record changes nothing of it there
         run = harness.codegen(BATCH_NORM, (release,), tmp_path / "with")
         plain = harness.codegen(BATCH_NORM, (release,), tmp_path / "without", "--without-fix", RECORD)
-        assert run.summary["fixes"][RECORD] == "not needed", run.summary["fixes"][RECORD]
+        assert run.summary["fixes"][RECORD] == "applied", run.summary["fixes"][RECORD]
         for graph in (0, 1):
             kernels = harness.kernel_sources(tmp_path / "with", run.summary, graph)
             assert kernels == harness.kernel_sources(tmp_path / "without", plain.summary, graph)
@@ -161,3 +186,89 @@ def test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are
         assert result["error"] is None, result
         assert all(error <= 1e-5 for error, _ in result["closest"]), result
         assert sorted(statistic for _, statistic in result["closest"]) == [0, 1, 2, 3], result
+
+
+# The batch-norm backward kernel of the channels-last script in Triton's interpreter, with each config torch_npu gave
+# it. Its inputs from the wrapper's launch line: the gradient (tangents_*, contiguous), the input (primals_*,
+# channels-last in memory) and two per-channel buffers, the batch mean and 1/std in an order this script does not
+# know: it runs both orders. Its outputs, per channel: the gradient's sum, its sum against (x - mean) and that times
+# 1/std (the weight's gradient), in an order of torch_npu's choosing: each must be one of them, all three covered.
+BACKWARD_INTERPRETED = r"""
+
+torch.manual_seed(0)
+x = torch.randn(2, 8, 4, 4).contiguous(memory_format=torch.channels_last)
+grad = torch.randn(2, 8, 4, 4)
+mean = x.mean((0, 2, 3))
+invstd = (x.var((0, 2, 3), unbiased=False) + 1e-5).rsqrt()
+centred = (grad * (x - mean[None, :, None, None])).sum((0, 2, 3))
+expected = [grad.sum((0, 2, 3)), centred, centred * invstd]
+results = []
+for order in ([mean, invstd], [invstd, mean]):
+    for config in configs:
+        channel, arguments, outputs = iter(order), [], []
+        for param, value in zip(launch["params"], launch["pointers"]):
+            if param.startswith("in_ptr"):
+                prefix = value.split("_")[0]
+                arguments.append({"tangents": grad, "primals": x}.get(prefix) if prefix in ("tangents", "primals")
+                                 else next(channel))
+            else:
+                outputs.append(torch.zeros(8))
+                arguments.append(outputs[-1])
+        error = launched(config, arguments)
+        if error is not None:
+            results.append({"config": config, "error": error})
+            continue
+        closest = [min(((out - want).abs().max().item(), i) for i, want in enumerate(expected)) for out in outputs]
+        results.append({"config": config, "error": None, "closest": closest})
+print(json.dumps({"results": results}))
+"""
+CHANNELS_LAST = BATCH_NORM.with_name("torch_npu_channels_last_batch_norm.py")
+# The releases that tile the channels of that backward kernel and fail their own TTIR check without the record (seen
+# on each pair run here); and those that then store its [1] sums through a scalar pointer (their own fallback takes
+# the kernel; docs/torch-npu-reports.md)
+CHANNELS_SUMMED = ("2.7.1.post11", "2.9.0.post9", "2.10.0.post7", "2.13.0", "2.14.0")
+SCALAR_POINTER_STORE = ("2.10.0.post7", "2.13.0", "2.14.0")
+
+
+def _fallback_errors(run: Any) -> list[str]:
+    return [str(fallback["error"]) for fallback in run.summary["torch_npu_wheel"]["fallbacks"]]
+
+
+@pytest.mark.subprocess
+@pytest.mark.download
+def test_the_record_keeps_a_channels_last_batch_norms_channels_out_of_its_sums(tmp_path: Path) -> None:
+    """ResNet-18's batch-norm backward in small: a channels-last input and a contiguous gradient. Without the record
+    2.7.1.post11's line tiles the channels beside the two reduction axes, sums across them and stores the [1] sum
+    through a [1, 1, 1] pointer: its own TTIR check rejects the kernel (triton's message) and it falls back. With the
+    record the channels are a per-program loop, triton-ascend's front end lowers every config, and in Triton's
+    interpreter the kernel gives torch's per-channel sums with each config (one order of its two per-channel
+    inputs). 2.10.0.post7, 2.13.0 and 2.14.0 then store those sums through a scalar pointer (reported apart)."""
+    release = harness.paired_release(("2.7.1.post11", "2.9.0.post9"))
+    plain = harness.codegen(CHANNELS_LAST, (release,), tmp_path / "without", "--without-fix", RECORD)
+    run = harness.codegen(CHANNELS_LAST, (release,), tmp_path / "with", "--check-kernels")
+    assert run.summary["fixes"][RECORD] == "applied" and run.problems == [], run.problems
+    rank_mismatch = "Cannot broadcast, rank mismatch: [1], [1, 1, 1]"
+    if release in CHANNELS_SUMMED:
+        assert plain.returncode == 1 and any(rank_mismatch in error for error in _fallback_errors(plain)), plain.stderr
+    assert not any(rank_mismatch in error for error in _fallback_errors(run)), _fallback_errors(run)
+    if release in SCALAR_POINTER_STORE:
+        assert any("pointer argument is not a block" in error for error in _fallback_errors(run)), run.summary
+        return
+    assert run.returncode == 0 and _fallback_errors(run) == [], run.stderr[-3000:]
+    out = tmp_path / "with"
+    kernels = harness.kernel_sources(out, run.summary, 1)
+    name = next(name for name, source in kernels.items() if "'numof_reduction_axis': 2" in source)
+    assert re.search(r"for x0 in range\(x0_offset, ", kernels[name]), kernels[name]
+    configs = [result["config"] for result in run.summary["graphs"][1]["kernel_check"][name]]
+    assert configs and all(result["ok"] for result in run.summary["graphs"][1]["kernel_check"][name])
+    wrapper = (out / run.summary["graphs"][1]["files"]["wrapper"]).read_text()
+    results = harness.interpret(BACKWARD_INTERPRETED, kernels[name], wrapper, name, configs)["results"]
+    assert len(results) == 2 * len(configs)
+    matched = [
+        result
+        for result in results
+        if result["error"] is None
+        and all(error <= 1e-4 for error, _ in result["closest"])
+        and sorted(statistic for _, statistic in result["closest"]) == [0, 1, 2]
+    ]
+    assert len(matched) == len(configs), results  # every config right, with one order of the per-channel inputs

@@ -426,8 +426,8 @@ FIX_DETECTORS: tuple[Detector, ...] = (
     ),
     Detector(
         "torch-npu-two-reduction-tiling",
-        "NPUIndexTritonKernel.codegen_body opens the loop of every tiling axis, whatever the reduction axes",
-        lambda sources: Finding(*survey_late_fixes.opens_every_tiling_loop(sources)),
+        "SplitTiling.select_tiling_axis tiles no low dim of a reduction over two axes without testing for it",
+        lambda sources: Finding(*survey_late_fixes.tiles_by_the_reductions(sources)),
     ),
     Detector(
         "torch-npu-constant-load-reshape",

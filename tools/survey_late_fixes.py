@@ -9,11 +9,13 @@ import ast
 from packaging.version import Version
 
 from npu_inductor_compat.common.torch_npu_constant_load import broadcasts_constant_load
-from npu_inductor_compat.common.torch_npu_tiling import loop_only_below_two_reductions
+from npu_inductor_compat.common.torch_npu_tiling import low_dims_tiled_whatever_the_reductions
 from npu_inductor_compat.tools.survey_sources import (
     INDEX_KERNEL_FILE,
     LOWERING_FILE,
+    SPLIT_TILING_FILE,
     Sources,
+    class_method,
     index_kernel_method,
     module_scope,
 )
@@ -80,15 +82,15 @@ def load_permutes_in_its_buffer(sources: Sources) -> tuple[bool, str]:
     return (True, f"load() generates a load's permute into {', '.join(sorted(buffers))}")
 
 
-def opens_every_tiling_loop(sources: Sources) -> tuple[bool, str]:
-    """Whether NPUIndexTritonKernel.codegen_body opens the loop of every tiling axis (carried) or only when the kernel
-    reduces over at most one axis (the bug: batch norm's tiled channel axis reads loop_x0 undefined)."""
-    body = index_kernel_method(sources, "codegen_body")
-    if not isinstance(body, ast.FunctionDef):
-        return (True, body or "no NPUIndexTritonKernel.codegen_body of torch_npu's")
-    if loop_only_below_two_reductions(body):
-        return (False, "codegen_body opens a tiling axis's loop only under numof_reduction_axis() <= 1")
-    return (True, "codegen_body opens the loop of every tiling axis")
+def tiles_by_the_reductions(sources: Sources) -> tuple[bool, str]:
+    """Whether SplitTiling.select_tiling_axis tests the kernel's reductions before it tiles a low dim (carried) or
+    tiles it whatever they are (the bug: batch norm's channel axis tiled beside its two reduction axes)."""
+    select = class_method(sources, SPLIT_TILING_FILE, "SplitTiling", "select_tiling_axis")
+    if not isinstance(select, ast.FunctionDef):
+        return (True, select or "no SplitTiling.select_tiling_axis of torch_npu's")
+    if low_dims_tiled_whatever_the_reductions(select):
+        return (False, "select_tiling_axis tiles every low dim, whatever the kernel's reduction axes")
+    return (True, "select_tiling_axis tests the kernel's reductions before it tiles a low dim")
 
 
 def reshapes_constant_loads(sources: Sources) -> tuple[bool, str]:

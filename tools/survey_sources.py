@@ -17,6 +17,7 @@ from npu_inductor_compat.version import parse_release
 # torch_npu files several survey checks read
 INDEX_KERNEL_FILE = "torch_npu/_inductor/codegen/triton.py"
 LOWERING_FILE = "torch_npu/_inductor/lowering.py"
+SPLIT_TILING_FILE = "torch_npu/_inductor/codegen/split_tiling.py"
 
 
 class SurveyError(Exception):
@@ -134,19 +135,24 @@ def module_scope(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
         stack.extend(reversed(children))
 
 
-def index_kernel_method(sources: Sources, method: str) -> ast.FunctionDef | str | None:
-    """torch_npu's ``NPUIndexTritonKernel.<method>``; a string saying what is absent when there is none (None: the
-    class is there but defines no such method of its own)."""
-    tree = sources.tree(INDEX_KERNEL_FILE)
+def class_method(sources: Sources, path: str, cls: str, method: str) -> ast.FunctionDef | str | None:
+    """torch_npu's ``<cls>.<method>`` in the file ``path``; a string saying what is absent when there is none (None:
+    the class is there but defines no such method of its own)."""
+    tree = sources.tree(path)
     if tree is None:
-        return f"no {INDEX_KERNEL_FILE}"
+        return f"no {path}"
     for node in module_scope(tree.body):
-        if isinstance(node, ast.ClassDef) and node.name == "NPUIndexTritonKernel":
+        if isinstance(node, ast.ClassDef) and node.name == cls:
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name == method:
                     return item
             return None
-    return f"no NPUIndexTritonKernel in {INDEX_KERNEL_FILE}"
+    return f"no {cls} in {path}"
+
+
+def index_kernel_method(sources: Sources, method: str) -> ast.FunctionDef | str | None:
+    """torch_npu's ``NPUIndexTritonKernel.<method>`` (see class_method)."""
+    return class_method(sources, INDEX_KERNEL_FILE, "NPUIndexTritonKernel", method)
 
 
 def dotted(node: ast.expr) -> str:
