@@ -100,12 +100,42 @@ def _two_reduction_kernels(out: Path, summary: dict[str, Any]) -> dict[str, str]
     }
 
 
+# The child scripts' common part: the kernel launched with each config (``outputs`` zeroed first, each among
+# ``arguments``) and, per config, the launch's error or for each output the expected statistic closest to it and how
+# far; and the check of one such result: every output within ``tolerance`` of one of ``count`` statistics, all covered.
+CLOSEST_PER_CONFIG = r"""
+
+def closest_per_config(arguments, outputs, expected):
+    results = []
+    for config in configs:
+        for out in outputs:
+            out.zero_()
+        error = launched(config, arguments)
+        if error is not None:
+            results.append({"config": config, "error": error})
+            continue
+        closest = [min(((out - want).abs().max().item(), i) for i, want in enumerate(expected)) for out in outputs]
+        results.append({"config": config, "error": None, "closest": closest})
+    return results
+"""
+
+
+def _each_output_one_statistic(result: dict[str, Any], tolerance: float, count: int) -> bool:
+    return (
+        result["error"] is None
+        and all(error <= tolerance for error, _ in result["closest"])
+        and sorted(statistic for _, statistic in result["closest"]) == list(range(count))
+    )
+
+
 # The batch-norm statistics kernel of the forward graph in Triton's interpreter, with each config torch_npu gave it.
 # Its inputs from the wrapper's launch line: the convolution's output (its one buffer input) and the running mean and
 # variance (the module's buffers, lifted by dynamo as primals in that order); every output pointer gets a zeroed
 # tensor. Its outputs are the batch mean, 1/sqrt(var + eps) and the updated running statistics, in an order of
 # torch_npu's choosing: each must be one of them, all four covered.
-INTERPRETED = r"""
+INTERPRETED = (
+    CLOSEST_PER_CONFIG
+    + r"""
 
 torch.manual_seed(0)
 y = torch.randn(2, 8, 8, 8)
@@ -124,19 +154,9 @@ for param, value in zip(launch["params"], launch["pointers"]):
     else:
         outputs.append(torch.zeros(8))
         arguments.append(outputs[-1])
-results = []
-for config in configs:
-    for out in outputs:
-        out.zero_()
-    error = launched(config, arguments)
-    if error is not None:
-        results.append({"config": config, "error": error})
-        continue
-    # for each output, the expected statistic it is closest to, and how far
-    closest = [min(((out - want).abs().max().item(), i) for i, want in enumerate(expected)) for out in outputs]
-    results.append({"config": config, "error": None, "closest": closest})
-print(json.dumps({"results": results}))
+print(json.dumps({"results": closest_per_config(arguments, outputs, expected)}))
 """
+)
 
 
 def _interpreted(source: str, wrapper: str, name: str, configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -183,9 +203,7 @@ def test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are
     results = _interpreted(two_axes[name], wrapper, name, configs)
     assert len(results) == len(configs) >= 1
     for result in results:  # each output one of the four statistics, to float32 rounding, and none left out
-        assert result["error"] is None, result
-        assert all(error <= 1e-5 for error, _ in result["closest"]), result
-        assert sorted(statistic for _, statistic in result["closest"]) == [0, 1, 2, 3], result
+        assert _each_output_one_statistic(result, 1e-5, 4), result
 
 
 # The batch-norm backward kernel of the channels-last script in Triton's interpreter, with each config torch_npu gave
@@ -193,7 +211,9 @@ def test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are
 # channels-last in memory) and two per-channel buffers, the batch mean and 1/std in an order this script does not
 # know: it runs both orders. Its outputs, per channel: the gradient's sum, its sum against (x - mean) and that times
 # 1/std (the weight's gradient), in an order of torch_npu's choosing: each must be one of them, all three covered.
-BACKWARD_INTERPRETED = r"""
+BACKWARD_INTERPRETED = (
+    CLOSEST_PER_CONFIG
+    + r"""
 
 torch.manual_seed(0)
 x = torch.randn(2, 8, 4, 4).contiguous(memory_format=torch.channels_last)
@@ -204,24 +224,19 @@ centred = (grad * (x - mean[None, :, None, None])).sum((0, 2, 3))
 expected = [grad.sum((0, 2, 3)), centred, centred * invstd]
 results = []
 for order in ([mean, invstd], [invstd, mean]):
-    for config in configs:
-        channel, arguments, outputs = iter(order), [], []
-        for param, value in zip(launch["params"], launch["pointers"]):
-            if param.startswith("in_ptr"):
-                prefix = value.split("_")[0]
-                arguments.append({"tangents": grad, "primals": x}.get(prefix) if prefix in ("tangents", "primals")
-                                 else next(channel))
-            else:
-                outputs.append(torch.zeros(8))
-                arguments.append(outputs[-1])
-        error = launched(config, arguments)
-        if error is not None:
-            results.append({"config": config, "error": error})
-            continue
-        closest = [min(((out - want).abs().max().item(), i) for i, want in enumerate(expected)) for out in outputs]
-        results.append({"config": config, "error": None, "closest": closest})
+    channel, arguments, outputs = iter(order), [], []
+    for param, value in zip(launch["params"], launch["pointers"]):
+        if param.startswith("in_ptr"):
+            prefix = value.split("_")[0]
+            arguments.append({"tangents": grad, "primals": x}.get(prefix) if prefix in ("tangents", "primals")
+                             else next(channel))
+        else:
+            outputs.append(torch.zeros(8))
+            arguments.append(outputs[-1])
+    results += closest_per_config(arguments, outputs, expected)
 print(json.dumps({"results": results}))
 """
+)
 CHANNELS_LAST = BATCH_NORM.with_name("torch_npu_channels_last_batch_norm.py")
 # The releases that tile the channels of that backward kernel and fail their own TTIR check without the record (seen
 # on each pair run here); and those that then store its [1] sums through a scalar pointer (their own fallback takes
@@ -264,11 +279,5 @@ def test_the_record_keeps_a_channels_last_batch_norms_channels_out_of_its_sums(t
     wrapper = (out / run.summary["graphs"][1]["files"]["wrapper"]).read_text()
     results = harness.interpret(BACKWARD_INTERPRETED, kernels[name], wrapper, name, configs)["results"]
     assert len(results) == 2 * len(configs)
-    matched = [
-        result
-        for result in results
-        if result["error"] is None
-        and all(error <= 1e-4 for error, _ in result["closest"])
-        and sorted(statistic for _, statistic in result["closest"]) == [0, 1, 2]
-    ]
+    matched = [result for result in results if _each_output_one_statistic(result, 1e-4, 3)]
     assert len(matched) == len(configs), results  # every config right, with one order of the per-channel inputs
