@@ -50,8 +50,9 @@ def lower(
     environment: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """One result per (kernel file, config): ``file``, ``config``, ``stage`` reached (None, or one of STAGES),
-    ``ok`` (reached linalg), ``error`` (the compiler's message), ``seconds`` per stage. A stage of one config that
-    runs ``timeout`` seconds is hung: that config is recorded so, the rest go on in a new worker. ``torch_npu``: the
+    ``ok`` (reached linalg, or the last stage before CANN its pipeline has: ``note`` says so), ``error`` (the
+    compiler's message), ``seconds`` per stage. A stage of one config that runs ``timeout`` seconds is hung: that
+    config is recorded so, the rest go on in a new worker. ``torch_npu``: the
     release whose kernels they are (loaded in torch_npu_bridges.py's ``torch_npu_environment``; what it unstubbed and
     bridged goes into ``environment``)."""
     env = worker_env(triton_ascend)
@@ -139,7 +140,7 @@ def check(out: Path, summary: dict[str, Any]) -> int:
     for graph in summary["graphs"]:
         graph["kernel_check"] = {
             name: [
-                {key: result.get(key) for key in ("config", "stage", "ok", "error", "seconds")}
+                {key: result.get(key) for key in ("config", "stage", "ok", "error", "seconds", "note")}
                 for result in by_file.get(str(path), [])
             ]
             for index, name, path in files

@@ -239,6 +239,11 @@ def _worker(files: list[str], skip: set[str], torch_npu: str | None = None) -> i
                 stages: dict[str, Any] = {}
                 config_backend.add_stages(stages, options)
                 for stage, backend_stage in (("ttir-passes", "ttir"), ("linalg", "ttadapter")):  # not npubin
+                    if backend_stage not in stages:
+                        # a SIMT-only config (force_simt_only): triton-ascend's add_stages (backends/ascend/
+                        # compiler.py) goes from TTIR straight to an NPU binary (CANN), with no linalg stage
+                        result["note"] = f"no {stage} stage: triton-ascend compiles this config from TTIR with CANN"
+                        break
                     emit(
                         {
                             "event": "start",
