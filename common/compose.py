@@ -17,6 +17,7 @@ from npu_inductor_compat.common import (
     torch_npu_late_fixes,
     torch_npu_load_order,
     torch_npu_split_fixes,
+    torch_npu_store,
     torch_npu_tiling,
 )
 from npu_inductor_compat.common.adapters import LineAdapters
@@ -37,6 +38,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         *torch_npu_load_order.FIXES,
         *torch_npu_tiling.FIXES,
         *torch_npu_constant_load.FIXES,
+        *torch_npu_store.FIXES,
     )
 
 

@@ -165,6 +165,17 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "common/torch_npu_constant_load.py torch-npu-constant-load-reshape wraps it and its probe reads its source",
     ),
     Hook(
+        "index-kernel-store",
+        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.store",),
+        "common/torch_npu_store.py torch-npu-persistent-reduction-store wraps it (the store lines it writes) and its "
+        "probe reads its source",
+    ),
+    Hook(
+        "index-kernel-store-reduction",
+        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.store_reduction",),
+        "common/torch_npu_store.py torch-npu-persistent-reduction-store wraps it as it wraps store",
+    ),
+    Hook(
         "split-tiling-axes",
         ("torch_npu._inductor.codegen.split_tiling:SplitTiling.select_tiling_axis",),
         "common/torch_npu_tiling.py torch-npu-two-reduction-tiling wraps it (which axes of a kernel are tiled) and "

@@ -43,6 +43,8 @@ _load("npu_compat_test_tiers", Path(__file__).with_name("tiers.py"))
 _load("emulated_acl_harness", Path(__file__).parent / "emulated_acl" / "harness.py")
 # what the tests of torch_npu's own codegen share: `import torch_npu_codegen_harness`
 _load("torch_npu_codegen_harness", Path(__file__).with_name("torch_npu_codegen.py"))
+# batch norm's kernels from torch_npu's codegen in Triton's interpreter: `import batch_norm_interpreted_harness`
+_load("batch_norm_interpreted_harness", Path(__file__).with_name("batch_norm_interpreted.py"))
 
 
 @pytest.fixture(scope="module")

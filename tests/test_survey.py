@@ -388,6 +388,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
             "torch-npu-two-reduction-tiling": NOT_CARRIED,
             "torch-npu-constant-load-reshape": CARRIED,
+            "torch-npu-persistent-reduction-store": CARRIED,
         },
         "lock_init": ["lock init: blocking aclrtMemcpy"],
         "missing": set(),
@@ -421,6 +422,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
             "torch-npu-two-reduction-tiling": NOT_CARRIED,
             "torch-npu-constant-load-reshape": CARRIED,
+            "torch-npu-persistent-reduction-store": CARRIED,
         },
         "lock_init": [],
         "missing": set(),
@@ -455,6 +457,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
             "torch-npu-two-reduction-tiling": NOT_CARRIED,
             "torch-npu-constant-load-reshape": NOT_CARRIED,
+            "torch-npu-persistent-reduction-store": CARRIED,
         },
         "lock_init": [],
         "missing": {
@@ -500,6 +503,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-masked-load-permute-order": NOT_CARRIED,
             "torch-npu-two-reduction-tiling": NOT_CARRIED,
             "torch-npu-constant-load-reshape": NOT_CARRIED,
+            "torch-npu-persistent-reduction-store": CARRIED,
         },
         "lock_init": [],
         "missing": {

@@ -25,17 +25,15 @@ UNTILED_LONG_ROWS = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 
 
 def run_reproducer(
-    script: Path, broken: tuple[str, ...], cwd: Path, falls_back: tuple[str, ...] = (), flags: tuple[str, ...] = ()
+    script: Path, broken: tuple[str, ...], cwd: Path, flags: tuple[str, ...] = ()
 ) -> tuple[list[str], list[tuple[dict[str, Any], str]]] | None:
     """On a release of ``broken`` the static check's problems (at least one) and each failure with its kernel's
-    source; None on another release, whose kernels are checked clean (on a release of ``falls_back`` clean after
-    torch_npu's own TTIR check made it fall back: tested by the caller from its summary, here only that it did)."""
-    run = harness.codegen(script, (*broken, *falls_back), cwd / "out", *flags)
+    source; None on another release, whose kernels are checked clean, with no fallback of torch_npu's."""
+    run = harness.codegen(script, broken, cwd / "out", *flags)
     release, returncode, stderr, summary, problems = run
     if release not in broken:
-        fell_back = release in falls_back
-        assert returncode == int(fell_back) and problems == [], (problems, stderr[-3000:])
-        assert bool(summary["torch_npu_wheel"]["fallbacks"]) == fell_back, summary["torch_npu_wheel"]["fallbacks"]
+        assert returncode == 0 and problems == [], (problems, stderr[-3000:])
+        assert summary["torch_npu_wheel"]["fallbacks"] == [], summary["torch_npu_wheel"]["fallbacks"]
         return None
     assert returncode == 1 and problems, stderr[-3000:]
     out = cwd / "out"
@@ -57,7 +55,7 @@ def test_torch_npus_batch_norm_kernels_read_loop_x0_and_never_open_its_loop(tmp_
     ViT hit it). Without the record torch-npu-two-reduction-tiling (tests/test_torch_npu_tiling.py) the static check
     names each such kernel; releases without the bug generate the script clean."""
     without = ("--without-fix", "torch-npu-two-reduction-tiling")
-    found = run_reproducer(BATCH_NORM, LOOP_X0_BROKEN, tmp_path, falls_back=BLOCK_STORE_FALLBACK, flags=without)
+    found = run_reproducer(BATCH_NORM, LOOP_X0_BROKEN, tmp_path, flags=without)
     if found is None:
         return
     problems, failures = found
@@ -73,8 +71,12 @@ def test_torch_npus_batch_norm_kernels_read_loop_x0_and_never_open_its_loop(tmp_
 def test_torch_npus_batch_norm_kernels_store_a_block_into_a_scalar_pointer(tmp_path: Path) -> None:
     """torch_npu 2.10.0.post7, 2.13.0 and 2.14.0's linear index kernel for the same batch norm stores a block value
     through a scalar pointer (``tl.store(ptr + (x0), tmpN, None)``): triton rejects it in torch_npu's own TTIR check,
-    torch_npu falls back to its no_linear kernel for both batch-norm kernels, and the run exits 1 naming them."""
-    release, returncode, _, summary, problems = harness.codegen(BATCH_NORM, BLOCK_STORE_FALLBACK, tmp_path / "out")
+    torch_npu falls back to its no_linear kernel for both batch-norm kernels, and the run exits 1 naming them. Shown
+    without the record torch-npu-persistent-reduction-store (tests/test_torch_npu_store.py)."""
+    without = ("--without-fix", "torch-npu-persistent-reduction-store")
+    release, returncode, _, summary, problems = harness.codegen(
+        BATCH_NORM, BLOCK_STORE_FALLBACK, tmp_path / "out", *without
+    )
     fallbacks = summary["torch_npu_wheel"]["fallbacks"]
     if release not in BLOCK_STORE_FALLBACK:
         assert fallbacks == [], fallbacks

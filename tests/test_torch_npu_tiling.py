@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import batch_norm_interpreted_harness as interpreted  # registered by conftest.py
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
@@ -91,79 +92,6 @@ def test_a_contiguous_reduction_keeps_the_tiling_torch_npu_chose() -> None:
     assert tiled() == ["r2", "r1"]
 
 
-def _two_reduction_kernels(out: Path, summary: dict[str, Any]) -> dict[str, str]:
-    return {
-        name: source
-        for graph in (0, 1)
-        for name, source in harness.kernel_sources(out, summary, graph).items()
-        if "'numof_reduction_axis': 2" in source
-    }
-
-
-# The child scripts' common part: the kernel launched with each config (``outputs`` zeroed first, each among
-# ``arguments``) and, per config, the launch's error or for each output the expected statistic closest to it and how
-# far; and the check of one such result: every output within ``tolerance`` of one of ``count`` statistics, all covered.
-CLOSEST_PER_CONFIG = r"""
-
-def closest_per_config(arguments, outputs, expected):
-    results = []
-    for config in configs:
-        for out in outputs:
-            out.zero_()
-        error = launched(config, arguments)
-        if error is not None:
-            results.append({"config": config, "error": error})
-            continue
-        closest = [min(((out - want).abs().max().item(), i) for i, want in enumerate(expected)) for out in outputs]
-        results.append({"config": config, "error": None, "closest": closest})
-    return results
-"""
-
-
-def _each_output_one_statistic(result: dict[str, Any], tolerance: float, count: int) -> bool:
-    return (
-        result["error"] is None
-        and all(error <= tolerance for error, _ in result["closest"])
-        and sorted(statistic for _, statistic in result["closest"]) == list(range(count))
-    )
-
-
-# The batch-norm statistics kernel of the forward graph in Triton's interpreter, with each config torch_npu gave it.
-# Its inputs from the wrapper's launch line: the convolution's output (its one buffer input) and the running mean and
-# variance (the module's buffers, lifted by dynamo as primals in that order); every output pointer gets a zeroed
-# tensor. Its outputs are the batch mean, 1/sqrt(var + eps) and the updated running statistics, in an order of
-# torch_npu's choosing: each must be one of them, all four covered.
-INTERPRETED = (
-    CLOSEST_PER_CONFIG
-    + r"""
-
-torch.manual_seed(0)
-y = torch.randn(2, 8, 8, 8)
-running_mean, running_var = torch.randn(8), torch.rand(8) + 0.5
-expected = [
-    y.mean((0, 2, 3)),
-    running_mean * 0.9 + y.mean((0, 2, 3)) * 0.1,
-    (y.var((0, 2, 3), unbiased=False) + 1e-5).rsqrt(),
-    running_var * 0.9 + y.var((0, 2, 3), unbiased=True) * 0.1,
-]
-running = iter([running_mean, running_var])
-arguments, outputs = [], []
-for param, value in zip(launch["params"], launch["pointers"]):
-    if param.startswith("in_ptr"):
-        arguments.append(next(running) if value.startswith("primals_") else y)
-    else:
-        outputs.append(torch.zeros(8))
-        arguments.append(outputs[-1])
-print(json.dumps({"results": closest_per_config(arguments, outputs, expected)}))
-"""
-)
-
-
-def _interpreted(source: str, wrapper: str, name: str, configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = harness.interpret(INTERPRETED, source, wrapper, name, configs)["results"]
-    return results
-
-
 @pytest.mark.subprocess
 @pytest.mark.download
 def test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are_right(tmp_path: Path) -> None:
@@ -185,7 +113,7 @@ def test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are
     status = run.summary["fixes"][RECORD]
     assert status == "applied" and run.problems == [], run.problems
     out = tmp_path / "with"
-    two_axes = _two_reduction_kernels(out, run.summary)
+    two_axes = interpreted.two_reduction_kernels(out, run.summary)
     assert len(two_axes) >= 2, sorted(harness.kernel_sources(out, run.summary, 0))
     for source in two_axes.values():
         assert "loop_x0" not in source and re.search(r"for x0 in range\(x0_offset, ", source), source
@@ -197,52 +125,16 @@ def test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are
     # with torch-npu-constant-load-reshape too (applied on the same releases) every kernel of the script compiles
     assert run.returncode == 0 and check["rejected"] == 0, check
 
-    wrapper = (out / run.summary["graphs"][0]["files"]["wrapper"]).read_text()
     name = next(name for name in harness.kernel_sources(out, run.summary, 0) if name in two_axes)
-    configs = [result["config"] for result in run.summary["graphs"][0]["kernel_check"][name]]
-    results = _interpreted(two_axes[name], wrapper, name, configs)
-    assert len(results) == len(configs) >= 1
+    results = interpreted.interpreted(interpreted.FORWARD_STATISTICS, out, run.summary, 0, name)
+    assert len(results) == len(run.summary["graphs"][0]["kernel_check"][name]) >= 1
     for result in results:  # each output one of the four statistics, to float32 rounding, and none left out
-        assert _each_output_one_statistic(result, 1e-5, 4), result
+        assert interpreted.each_output_one_statistic(result, 1e-5, 4), result
 
 
-# The batch-norm backward kernel of the channels-last script in Triton's interpreter, with each config torch_npu gave
-# it. Its inputs from the wrapper's launch line: the gradient (tangents_*, contiguous), the input (primals_*,
-# channels-last in memory) and two per-channel buffers, the batch mean and 1/std in an order this script does not
-# know: it runs both orders. Its outputs, per channel: the gradient's sum, its sum against (x - mean) and that times
-# 1/std (the weight's gradient), in an order of torch_npu's choosing: each must be one of them, all three covered.
-BACKWARD_INTERPRETED = (
-    CLOSEST_PER_CONFIG
-    + r"""
-
-torch.manual_seed(0)
-x = torch.randn(2, 8, 4, 4).contiguous(memory_format=torch.channels_last)
-grad = torch.randn(2, 8, 4, 4)
-mean = x.mean((0, 2, 3))
-invstd = (x.var((0, 2, 3), unbiased=False) + 1e-5).rsqrt()
-centred = (grad * (x - mean[None, :, None, None])).sum((0, 2, 3))
-expected = [grad.sum((0, 2, 3)), centred, centred * invstd]
-results = []
-for order in ([mean, invstd], [invstd, mean]):
-    channel, arguments, outputs = iter(order), [], []
-    for param, value in zip(launch["params"], launch["pointers"]):
-        if param.startswith("in_ptr"):
-            prefix = value.split("_")[0]
-            arguments.append({"tangents": grad, "primals": x}.get(prefix) if prefix in ("tangents", "primals")
-                             else next(channel))
-        else:
-            outputs.append(torch.zeros(8))
-            arguments.append(outputs[-1])
-    results += closest_per_config(arguments, outputs, expected)
-print(json.dumps({"results": results}))
-"""
-)
-CHANNELS_LAST = BATCH_NORM.with_name("torch_npu_channels_last_batch_norm.py")
 # The releases that tile the channels of that backward kernel and fail their own TTIR check without the record (seen
-# on each pair run here); and those that then store its [1] sums through a scalar pointer (their own fallback takes
-# the kernel; docs/torch-npu-reports.md)
+# on each pair run here; 2.10.0.post7, 2.13.0 and 2.14.0 need torch-npu-persistent-reduction-store too)
 CHANNELS_SUMMED = ("2.7.1.post11", "2.9.0.post9", "2.10.0.post7", "2.13.0", "2.14.0")
-SCALAR_POINTER_STORE = ("2.10.0.post7", "2.13.0", "2.14.0")
 
 
 def _fallback_errors(run: Any) -> list[str]:
@@ -257,27 +149,22 @@ def test_the_record_keeps_a_channels_last_batch_norms_channels_out_of_its_sums(t
     through a [1, 1, 1] pointer: its own TTIR check rejects the kernel (triton's message) and it falls back. With the
     record the channels are a per-program loop, triton-ascend's front end lowers every config, and in Triton's
     interpreter the kernel gives torch's per-channel sums with each config (one order of its two per-channel
-    inputs). 2.10.0.post7, 2.13.0 and 2.14.0 then store those sums through a scalar pointer (reported apart)."""
+    inputs). 2.10.0.post7, 2.13.0 and 2.14.0 store those sums as they should with torch-npu-persistent-reduction-store
+    (applied too, tests/test_torch_npu_store.py)."""
     release = harness.paired_release(("2.7.1.post11", "2.9.0.post9"))
-    plain = harness.codegen(CHANNELS_LAST, (release,), tmp_path / "without", "--without-fix", RECORD)
-    run = harness.codegen(CHANNELS_LAST, (release,), tmp_path / "with", "--check-kernels")
+    plain = harness.codegen(interpreted.CHANNELS_LAST, (release,), tmp_path / "without", "--without-fix", RECORD)
+    run = harness.codegen(interpreted.CHANNELS_LAST, (release,), tmp_path / "with", "--check-kernels")
     assert run.summary["fixes"][RECORD] == "applied" and run.problems == [], run.problems
     rank_mismatch = "Cannot broadcast, rank mismatch: [1], [1, 1, 1]"
     if release in CHANNELS_SUMMED:
         assert plain.returncode == 1 and any(rank_mismatch in error for error in _fallback_errors(plain)), plain.stderr
-    assert not any(rank_mismatch in error for error in _fallback_errors(run)), _fallback_errors(run)
-    if release in SCALAR_POINTER_STORE:
-        assert any("pointer argument is not a block" in error for error in _fallback_errors(run)), run.summary
-        return
-    assert run.returncode == 0 and _fallback_errors(run) == [], run.stderr[-3000:]
+    interpreted.channels_last_run_checked(release, run)
     out = tmp_path / "with"
     kernels = harness.kernel_sources(out, run.summary, 1)
     name = next(name for name, source in kernels.items() if "'numof_reduction_axis': 2" in source)
     assert re.search(r"for x0 in range\(x0_offset, ", kernels[name]), kernels[name]
-    configs = [result["config"] for result in run.summary["graphs"][1]["kernel_check"][name]]
-    assert configs and all(result["ok"] for result in run.summary["graphs"][1]["kernel_check"][name])
-    wrapper = (out / run.summary["graphs"][1]["files"]["wrapper"]).read_text()
-    results = harness.interpret(BACKWARD_INTERPRETED, kernels[name], wrapper, name, configs)["results"]
-    assert len(results) == 2 * len(configs)
-    matched = [result for result in results if _each_output_one_statistic(result, 1e-4, 3)]
-    assert len(matched) == len(configs), results  # every config right, with one order of the per-channel inputs
+    results = interpreted.interpreted(interpreted.CHANNELS_LAST_BACKWARD, out, run.summary, 1, name)
+    configs = len(run.summary["graphs"][1]["kernel_check"][name])
+    assert len(results) == 2 * configs
+    matched = [result for result in results if interpreted.each_output_one_statistic(result, 1e-4, 3)]
+    assert len(matched) == configs, results  # every config right, with one order of the per-channel inputs

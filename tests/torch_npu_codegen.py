@@ -115,6 +115,17 @@ body = source[source.index("@triton.jit"):]  # the kernel alone: no torch_npu he
 module = types.ModuleType("kernel")
 exec("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n" + body,
      module.__dict__)
+
+
+# The interpreter runs no libdevice extern (InterpreterBuilder.create_extern_elementwise raises NotImplementedError,
+# runtime/interpreter.py), so a kernel's `libdevice.<f>` is looked up, when called, in triton.language.math, which it
+# runs (rsqrt: create_rsqrt); a name that module lacks fails the launch, naming it.
+class MathAsLibdevice:
+    def __getattr__(self, name):
+        return getattr(triton.language.math, name)
+
+
+module.libdevice = MathAsLibdevice()
 kernel = getattr(module, re.search(r"def (\w+)\(", body).group(1))
 numels = dict(zip(launch["axes"], launch["numels"]))
 

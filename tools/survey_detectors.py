@@ -434,4 +434,9 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "NPUIndexTritonKernel.load reshapes a constant-index load to the kernel's rank (no tl.broadcast_to)",
         lambda sources: Finding(*survey_late_fixes.reshapes_constant_loads(sources)),
     ),
+    Detector(
+        "torch-npu-persistent-reduction-store",
+        "NPUIndexTritonKernel.store and store_reduction leave no persistent reduction out of the tl.arange(0,1) store",
+        lambda sources: Finding(*survey_late_fixes.stores_every_two_axis_reduction_alike(sources)),
+    ),
 )

@@ -1,5 +1,5 @@
 """Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py, torch_npu_load_order.py,
-torch_npu_tiling.py, torch_npu_constant_load.py): whether a torch_npu release's own code already carries each fix.
+torch_npu_tiling.py, torch_npu_constant_load.py, torch_npu_store.py): whether a release already carries each fix.
 Each returns (carried, evidence); FIX_DETECTORS lists them."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import ast
 from packaging.version import Version
 
 from npu_inductor_compat.common.torch_npu_constant_load import broadcasts_constant_load
+from npu_inductor_compat.common.torch_npu_store import persistent_reductions_left_out
 from npu_inductor_compat.common.torch_npu_tiling import low_dims_tiled_whatever_the_reductions
 from npu_inductor_compat.tools.survey_sources import (
     INDEX_KERNEL_FILE,
@@ -102,3 +103,15 @@ def reshapes_constant_loads(sources: Sources) -> tuple[bool, str]:
     if broadcasts_constant_load(load):
         return (False, "load() broadcasts a constant-index load to the kernel's rank (tl.broadcast_to)")
     return (True, "load() reshapes a constant-index load to the kernel's rank")
+
+
+def stores_every_two_axis_reduction_alike(sources: Sources) -> tuple[bool, str]:
+    """Whether NPUIndexTritonKernel.store and store_reduction write the ``+ tl.arange(0,1)`` store for every kernel
+    that reduces over two axes (carried) or leave persistent reductions out of it (the bug: a scalar pointer)."""
+    for method in ("store", "store_reduction"):
+        found = index_kernel_method(sources, method)
+        if not isinstance(found, ast.FunctionDef):
+            return (True, found or f"no NPUIndexTritonKernel.{method} of torch_npu's")
+        if persistent_reductions_left_out(found):
+            return (False, f"{method}() leaves persistent reductions out of its tl.arange(0,1) store")
+    return (True, "store() and store_reduction() write the tl.arange(0,1) store for every two-axis reduction")
