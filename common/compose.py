@@ -16,6 +16,7 @@ from npu_inductor_compat.common import (
     torch_npu_fixes,
     torch_npu_late_fixes,
     torch_npu_load_order,
+    torch_npu_long_rows,
     torch_npu_split_fixes,
     torch_npu_store,
     torch_npu_tiling,
@@ -39,6 +40,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         *torch_npu_tiling.FIXES,
         *torch_npu_constant_load.FIXES,
         *torch_npu_store.FIXES,
+        *torch_npu_long_rows.FIXES,
     )
 
 

@@ -176,6 +176,19 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "common/torch_npu_store.py torch-npu-persistent-reduction-store wraps it as it wraps store",
     ),
     Hook(
+        "index-kernel-configs",
+        ("torch_npu._inductor.npu_triton_heuristics:triton_config_npu_index",),
+        "common/torch_npu_long_rows.py torch-npu-long-rows-tiles wraps it and its probe calls it (size_hints, meta) "
+        "(absent where the heuristics use FastATileGenerator: 2.7.1.post11's line)",
+        Call(positional=2),
+    ),
+    Hook(
+        "tile-generator",
+        ("torch_npu._inductor.codegen.tile_generator:TileGenerator",),
+        "common/torch_npu_long_rows.py torch-npu-long-rows-tiles builds its configs with it (its alignment, tile "
+        "limit and de-duplication)",
+    ),
+    Hook(
         "split-tiling-axes",
         ("torch_npu._inductor.codegen.split_tiling:SplitTiling.select_tiling_axis",),
         "common/torch_npu_tiling.py torch-npu-two-reduction-tiling wraps it (which axes of a kernel are tiled) and "

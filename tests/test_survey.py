@@ -389,9 +389,10 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-two-reduction-tiling": NOT_CARRIED,
             "torch-npu-constant-load-reshape": CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
+            "torch-npu-long-rows-tiles": CARRIED,
         },
         "lock_init": ["lock init: blocking aclrtMemcpy"],
-        "missing": set(),
+        "missing": {"index-kernel-configs"},  # FastATileGenerator's heuristics: no triton_config_npu_index
         "layouts": {
             "cpp-wrapper": "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
             "autotuner-save-kernel": f"{RUNTIME_HEURISTICS}:NPUCachingAutotuner.save_gpu_kernel",
@@ -423,9 +424,10 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-two-reduction-tiling": NOT_CARRIED,
             "torch-npu-constant-load-reshape": CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
+            "torch-npu-long-rows-tiles": CARRIED,
         },
         "lock_init": [],
-        "missing": set(),
+        "missing": {"index-kernel-configs"},  # FastATileGenerator's heuristics: no triton_config_npu_index
         "layouts": {
             "cpp-wrapper": "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
             "autotuner-save-kernel": f"{RUNTIME_HEURISTICS}:NPUCachingAutotuner.save_gpu_kernel",
@@ -458,6 +460,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-two-reduction-tiling": NOT_CARRIED,
             "torch-npu-constant-load-reshape": NOT_CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
+            "torch-npu-long-rows-tiles": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {
@@ -504,6 +507,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-two-reduction-tiling": NOT_CARRIED,
             "torch-npu-constant-load-reshape": NOT_CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
+            "torch-npu-long-rows-tiles": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {

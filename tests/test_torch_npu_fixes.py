@@ -21,7 +21,9 @@ from npu_inductor_compat.common import (
     torch_npu_fixes,
     torch_npu_late_fixes,
     torch_npu_load_order,
+    torch_npu_long_rows,
     torch_npu_split_fixes,
+    torch_npu_store,
     torch_npu_tiling,
 )
 from npu_inductor_compat.patching import Change, Patch, absent_targets
@@ -41,6 +43,8 @@ IDS = tuple(
         *torch_npu_load_order.FIXES,
         *torch_npu_tiling.FIXES,
         *torch_npu_constant_load.FIXES,
+        *torch_npu_store.FIXES,
+        *torch_npu_long_rows.FIXES,
     )
 )
 SPLIT = torch_npu_split_fixes.SPLIT_SYMBOLIC_SIZES.id
@@ -51,6 +55,8 @@ ARGREDUCE = torch_npu_fixes.LOOPED_ARGREDUCE_INDEX.id
 LOAD_ORDER = torch_npu_load_order.MASKED_LOAD_PERMUTE_ORDER.id
 TILING = torch_npu_tiling.TWO_REDUCTION_TILING.id
 CONSTANT_LOAD = torch_npu_constant_load.CONSTANT_LOAD_RESHAPE.id
+STORE = torch_npu_store.PERSISTENT_REDUCTION_STORE.id
+LONG_ROWS = torch_npu_long_rows.LONG_ROWS_TILES.id
 # the records whose bug shows in the generated kernels (without the other two torch_npu falls back or fails the
 # lowering: tested apart)
 KERNEL_IDS = tuple(record.id for record in torch_npu_fixes.FIXES)
@@ -83,7 +89,17 @@ def test_without_torch_npus_code_the_records_are_skipped_saying_why() -> None:
     finally:
         deactivate()
     found = {fix["id"]: fix for fix in report["fixes"]}
-    for fix_id in (*KERNEL_IDS, MASKED_SUBBLOCK, SPLIT, CANT_SPLIT, LOAD_ORDER, TILING, CONSTANT_LOAD):
+    for fix_id in (
+        *KERNEL_IDS,
+        MASKED_SUBBLOCK,
+        SPLIT,
+        CANT_SPLIT,
+        LOAD_ORDER,
+        TILING,
+        CONSTANT_LOAD,
+        STORE,
+        LONG_ROWS,
+    ):
         assert found[fix_id]["status"] == "skipped", found[fix_id]
         assert "nothing to patch: torch_npu's code is not here" in found[fix_id]["detail"], found[fix_id]
     assert found[STRICT_SUM]["status"] == "not needed"

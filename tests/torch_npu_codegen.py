@@ -113,8 +113,9 @@ if not hasattr(interpreter.InterpreterBuilder, "get_int1_ty"):
 source, launch, configs = json.loads(sys.stdin.read())
 body = source[source.index("@triton.jit"):]  # the kernel alone: no torch_npu heuristics or imports
 module = types.ModuleType("kernel")
-exec("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n" + body,
-     module.__dict__)
+# the imports its body needs (torch-npu-looped-argreduce-index's kernels call this package's triton_argreduce)
+exec("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n"
+     "from npu_inductor_compat.common import triton_argreduce\n" + body, module.__dict__)
 
 
 # The interpreter runs no libdevice extern (InterpreterBuilder.create_extern_elementwise raises NotImplementedError,

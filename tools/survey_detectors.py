@@ -439,4 +439,9 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "NPUIndexTritonKernel.store and store_reduction leave no persistent reduction out of the tl.arange(0,1) store",
         lambda sources: Finding(*survey_late_fixes.stores_every_two_axis_reduction_alike(sources)),
     ),
+    Detector(
+        "torch-npu-long-rows-tiles",
+        "triton_config_npu_index keeps a config with sub-block sizes when its tile generator gives none",
+        lambda sources: Finding(*survey_late_fixes.keeps_tiles_without_a_tile(sources)),
+    ),
 )

@@ -1,5 +1,5 @@
-"""Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py, torch_npu_load_order.py,
-torch_npu_tiling.py, torch_npu_constant_load.py, torch_npu_store.py): whether a release already carries each fix.
+"""Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py, torch_npu_load_order.py and the
+tiling, constant-load, store and long-rows records): whether a torch_npu release already carries each fix.
 Each returns (carried, evidence); FIX_DETECTORS lists them."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from npu_inductor_compat.common.torch_npu_tiling import low_dims_tiled_whatever_
 from npu_inductor_compat.tools.survey_sources import (
     INDEX_KERNEL_FILE,
     LOWERING_FILE,
+    NPU_HEURISTICS_FILE,
     SPLIT_TILING_FILE,
     Sources,
     class_method,
@@ -115,3 +116,25 @@ def stores_every_two_axis_reduction_alike(sources: Sources) -> tuple[bool, str]:
         if persistent_reductions_left_out(found):
             return (False, f"{method}() leaves persistent reductions out of its tl.arange(0,1) store")
     return (True, "store() and store_reduction() write the tl.arange(0,1) store for every two-axis reduction")
+
+
+def keeps_tiles_without_a_tile(sources: Sources) -> tuple[bool, str]:
+    """Whether npu_triton_heuristics.py's triton_config_npu_index, when its tile generator gives no config, keeps one
+    with sub-block sizes (carried) or with the split-axis blocks only (the bug: the kernel cannot compile)."""
+    tree = sources.tree(NPU_HEURISTICS_FILE)
+    body = [] if tree is None else list(module_scope(tree.body))
+    found = next(
+        (node for node in body if isinstance(node, ast.FunctionDef) and node.name == "triton_config_npu_index"), None
+    )
+    if found is None:
+        return (True, f"no triton_config_npu_index in {NPU_HEURISTICS_FILE}: its heuristics use another generator")
+    fallbacks = [
+        node
+        for node in ast.walk(found)
+        if isinstance(node, ast.If) and ast.unparse(node.test).replace(" ", "") == "notconfigs"
+    ]
+    if not fallbacks:
+        return (True, "triton_config_npu_index keeps no config of its own when the generator gives none")
+    if any("BLOCK_SUB" in ast.unparse(ast.Module(body=node.body, type_ignores=[])) for node in fallbacks):
+        return (True, "its config kept when the generator gives none has sub-block sizes")
+    return (False, "its config kept when the generator gives none has the split-axis blocks only")

@@ -18,6 +18,7 @@ from npu_inductor_compat.version import parse_release
 INDEX_KERNEL_FILE = "torch_npu/_inductor/codegen/triton.py"
 LOWERING_FILE = "torch_npu/_inductor/lowering.py"
 SPLIT_TILING_FILE = "torch_npu/_inductor/codegen/split_tiling.py"
+NPU_HEURISTICS_FILE = "torch_npu/_inductor/npu_triton_heuristics.py"
 
 
 class SurveyError(Exception):

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from npu_inductor_compat.patching import Patch
 from npu_inductor_compat.tools.simulated.triton_ascend_site import (
     KernelCheckUnavailable,
     TritonAscend,
@@ -42,33 +43,48 @@ def kernel_files(out: Path, summary: dict[str, Any]) -> list[tuple[int, str, Pat
     return found
 
 
+def config_time_records() -> dict[str, Patch]:
+    """Fix records whose changes run when a kernel's configs are built (torch_npu's heuristics, as its module
+    loads): the worker loads each kernel again and builds its configs, so it applies those the codegen run applied."""
+    from npu_inductor_compat.common import torch_npu_long_rows
+
+    return {record.id: record for record in torch_npu_long_rows.FIXES}
+
+
 def lower(
     files: list[Path],
     triton_ascend: TritonAscend,
     timeout: float = 900,
     torch_npu: str | None = None,
     environment: dict[str, Any] | None = None,
+    records: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
     """One result per (kernel file, config): ``file``, ``config``, ``stage`` reached (None, or one of STAGES),
     ``ok`` (reached linalg, or the last stage before CANN its pipeline has: ``note`` says so), ``error`` (the
     compiler's message), ``seconds`` per stage. A stage of one config that runs ``timeout`` seconds is hung: that
-    config is recorded so, the rest go on in a new worker. ``torch_npu``: the
-    release whose kernels they are (loaded in torch_npu_bridges.py's ``torch_npu_environment``; what it unstubbed and
-    bridged goes into ``environment``)."""
+    config is recorded so, the rest go on in a new worker. ``torch_npu``: the release whose kernels they are (loaded
+    in torch_npu_bridges.py's ``torch_npu_environment``; what it unstubbed and bridged goes into ``environment``);
+    ``records``: ids of config_time_records() the worker applies."""
     env = worker_env(triton_ascend)
     with tempfile.TemporaryDirectory(prefix="npu_kernel_check_cache_") as cache:
         env.setdefault("TORCHINDUCTOR_CACHE_DIR", cache)  # what the worker's Inductor writes goes with it
-        return _lower(files, env, timeout, torch_npu, environment)
+        return _lower(files, env, timeout, torch_npu, environment, records)
 
 
 def _lower(
-    files: list[Path], env: dict[str, str], timeout: float, torch_npu: str | None, environment: dict[str, Any] | None
+    files: list[Path],
+    env: dict[str, str],
+    timeout: float,
+    torch_npu: str | None,
+    environment: dict[str, Any] | None,
+    records: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     done_keys: list[str] = []
     while True:
         command = [sys.executable, *WORKER]
         command += [f"--torch-npu={torch_npu}"] if torch_npu else []
+        command += [f"--records={','.join(records)}"] if records else []
         command += [f"--skip={key}" for key in done_keys] + [str(path) for path in files]
         stdout, stderr, code = run_worker(command, env, timeout)
         if code is None:
@@ -128,7 +144,11 @@ def check(out: Path, summary: dict[str, Any]) -> int:
         )
     start = time.perf_counter()
     paths = [path for _, _, path in files]
-    results = lower(paths, triton_ascend, torch_npu=torch_npu, environment=environment) if files else []
+    fixes = summary.get("fixes") or {}
+    records = tuple(key for key in config_time_records() if torch_npu is not None and fixes.get(key) == "applied")
+    results = (
+        lower(paths, triton_ascend, torch_npu=torch_npu, environment=environment, records=records) if files else []
+    )
     by_file: dict[str, list[dict[str, Any]]] = {}
     orphans = []
     for result in results:
@@ -155,6 +175,7 @@ def check(out: Path, summary: dict[str, Any]) -> int:
         "stages": list(STAGES),
         "libdevice": LIBDEVICE if torch_npu is None else TORCH_NPU_LIBDEVICE,
         **({} if torch_npu is None else {"torch_npu": torch_npu, "ttir": TORCH_NPU_TTIR, **environment}),
+        **({"records": list(records)} if records else {}),
         "configs": len(results),
         "rejected": rejected,
         "seconds": round(time.perf_counter() - start, 1),

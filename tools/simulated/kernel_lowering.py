@@ -16,8 +16,9 @@ import types
 from pathlib import Path
 from typing import Any
 
+from npu_inductor_compat.patching import Journal
 from npu_inductor_compat.tools.simulated.host_triton_meta import as_on_the_host, constexpr_names
-from npu_inductor_compat.tools.simulated.kernel_check import STAGES
+from npu_inductor_compat.tools.simulated.kernel_check import STAGES, config_time_records
 from npu_inductor_compat.tools.simulated.kernel_params import driver_selection_inert
 from npu_inductor_compat.tools.simulated.torch_npu_bridges import torch_npu_environment
 from npu_inductor_compat.tools.simulated.worker_protocol import emit, exit_text, open_channel, tail
@@ -166,9 +167,12 @@ def _load_kernel(file: Path, modules: Path) -> tuple[str, Any]:
     return name, getattr(module, name)
 
 
-def _worker(files: list[str], skip: set[str], torch_npu: str | None = None) -> int:  # pragma: no cover
+def _worker(  # pragma: no cover
+    files: list[str], skip: set[str], torch_npu: str | None = None, records: tuple[str, ...] = ()
+) -> int:
     """Lower every config of ``files`` (runs under triton-ascend); ``torch_npu``: the release whose kernels they
-    are (they load in :func:`torch_npu_environment`)."""
+    are (they load in :func:`torch_npu_environment`); ``records``: ids of the config-time fix records the codegen
+    run applied, applied here too before any kernel loads (kernel_check.config_time_records)."""
     import triton.language as tl
     from torch._inductor.runtime import triton_helpers
     from triton.backends.compiler import GPUTarget
@@ -188,6 +192,10 @@ def _worker(files: list[str], skip: set[str], torch_npu: str | None = None) -> i
             return 1
         emit({"event": "environment", **{key: environment[key] for key in ("torch_npu", "unstubbed", "bridges")}})
         _stop_at_triton_compile()
+        if records:
+            journal = Journal()
+            journal.apply([config_time_records()[key] for key in records])
+            stack.callback(journal.undo)
     # kernel modules select the GPU driver at load: triton-ascend's is active only with CANN, and nothing launches
     stack.enter_context(driver_selection_inert())
     target = GPUTarget("npu", TARGET_ARCH, 0)
@@ -278,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - the worker
     options = {arg.partition("=")[0]: arg.partition("=")[2] for arg in args[1:] if arg.startswith("--")}
     skip = {arg.split("=", 1)[1] for arg in args[1:] if arg.startswith("--skip=")}
     files = [arg for arg in args[1:] if not arg.startswith("--")]
-    return _worker(files, skip, options.get("--torch-npu") or None)
+    records = tuple(key for key in options.get("--records", "").split(",") if key)
+    return _worker(files, skip, options.get("--torch-npu") or None, records)
 
 
 if __name__ == "__main__":
