@@ -76,27 +76,23 @@ def _left_out_by_the_guard(kernel: Any) -> bool:
     )
 
 
-def _rewrite_new_lines(kernel: Any, counts: dict[str, int]) -> None:
-    for name, before in counts.items():
-        sink = getattr(kernel, name)
-        lines = sink._lines if name != "_deferred_reduction_stores" else sink
-        for position in range(before, len(lines)):
-            entry = lines[position]
-            if isinstance(entry, str):
-                lines[position] = with_block_of_one(entry)
-            elif isinstance(getattr(entry, "line", None), str):
-                entry.line = with_block_of_one(entry.line)
-
-
-def _sizes(kernel: Any) -> dict[str, int]:
-    """How many lines each buffer a store method writes to holds (torch's IndentedBuffers, and the list of deferred
-    reduction stores of 2.10.0.post7 on)."""
-    buffers = [name for name in ("stores", "post_loop_store") if hasattr(kernel, name)]
-    counts = {name: len(getattr(kernel, name)._lines) for name in buffers}
+def _line_lists(kernel: Any) -> list[list[Any]]:
+    """The line lists a store method writes to: its kernel's stores and post-loop stores (torch's IndentedBuffers),
+    and the list of deferred reduction stores of 2.10.0.post7 on."""
+    lists = [getattr(kernel, name)._lines for name in ("stores", "post_loop_store") if hasattr(kernel, name)]
     deferred = getattr(kernel, "_deferred_reduction_stores", None)
-    if isinstance(deferred, list):
-        counts["_deferred_reduction_stores"] = len(deferred)
-    return counts
+    return [*lists, deferred] if isinstance(deferred, list) else lists
+
+
+def _rewrite_lines_after(lines: list[Any], before: int) -> None:
+    """The entries of ``lines`` from ``before`` on, each store given its block of one (a string, or a DeferredLine
+    whose ``line`` is rewritten in place)."""
+    for position in range(before, len(lines)):
+        entry = lines[position]
+        if isinstance(entry, str):
+            lines[position] = with_block_of_one(entry)
+        elif isinstance(getattr(entry, "line", None), str):
+            entry.line = with_block_of_one(entry.line)
 
 
 def _stores_a_block_of_one(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -107,9 +103,10 @@ def _stores_a_block_of_one(original: Callable[..., Any]) -> Callable[..., Any]:
     def store(self: Any, *args: Any, **kwargs: Any) -> Any:
         if not _left_out_by_the_guard(self):
             return original(self, *args, **kwargs)
-        counts = _sizes(self)
+        written = [(lines, len(lines)) for lines in _line_lists(self)]
         result = original(self, *args, **kwargs)
-        _rewrite_new_lines(self, counts)
+        for lines, before in written:
+            _rewrite_lines_after(lines, before)
         return result
 
     return store
