@@ -19,6 +19,7 @@ from npu_inductor_compat.tools.survey_sources import (
     Sources,
     class_method,
     index_kernel_method,
+    module_function,
     module_scope,
 )
 
@@ -48,9 +49,7 @@ def masked_skips_size_symbols(sources: Sources) -> tuple[bool, str]:
 
 
 def make_reduction_takes_strict_sum(sources: Sources) -> tuple[bool, str]:
-    tree = sources.tree(LOWERING_FILE)
-    body = [] if tree is None else list(module_scope(tree.body))
-    found = next((node for node in body if isinstance(node, ast.FunctionDef) and node.name == "make_reduction"), None)
+    found = module_function(sources, LOWERING_FILE, "make_reduction")
     if found is None:
         return (True, f"no make_reduction in {LOWERING_FILE}: torch's own stays")
     names = {arg.arg for arg in (*found.args.args, *found.args.kwonlyargs)}
@@ -121,11 +120,7 @@ def stores_every_two_axis_reduction_alike(sources: Sources) -> tuple[bool, str]:
 def keeps_tiles_without_a_tile(sources: Sources) -> tuple[bool, str]:
     """Whether npu_triton_heuristics.py's triton_config_npu_index, when its tile generator gives no config, keeps one
     with sub-block sizes (carried) or with the split-axis blocks only (the bug: the kernel cannot compile)."""
-    tree = sources.tree(NPU_HEURISTICS_FILE)
-    body = [] if tree is None else list(module_scope(tree.body))
-    found = next(
-        (node for node in body if isinstance(node, ast.FunctionDef) and node.name == "triton_config_npu_index"), None
-    )
+    found = module_function(sources, NPU_HEURISTICS_FILE, "triton_config_npu_index")
     if found is None:
         return (True, f"no triton_config_npu_index in {NPU_HEURISTICS_FILE}: its heuristics use another generator")
     fallbacks = [

@@ -151,6 +151,14 @@ def class_method(sources: Sources, path: str, cls: str, method: str) -> ast.Func
     return f"no {cls} in {path}"
 
 
+def module_function(sources: Sources, path: str, name: str) -> ast.FunctionDef | None:
+    """torch_npu's function ``name`` defined where the file ``path`` runs it at import (not nested); None when the
+    file or the function is not there."""
+    tree = sources.tree(path)
+    body = [] if tree is None else module_scope(tree.body)
+    return next((node for node in body if isinstance(node, ast.FunctionDef) and node.name == name), None)
+
+
 def index_kernel_method(sources: Sources, method: str) -> ast.FunctionDef | str | None:
     """torch_npu's ``NPUIndexTritonKernel.<method>`` (see class_method)."""
     return class_method(sources, INDEX_KERNEL_FILE, "NPUIndexTritonKernel", method)
