@@ -95,6 +95,16 @@ def interpreted(script: str, out: Path, summary: dict[str, Any], graph: int, nam
     return results
 
 
+def forward_statistics_right(out: Path, summary: dict[str, Any], two_axes: dict[str, str]) -> None:
+    """The forward graph's first kernel among ``two_axes`` in the interpreter, with every config it lowered for: each
+    output one of the four statistics, to float32 rounding, and none left out."""
+    name = next(name for name in harness.kernel_sources(out, summary, 0) if name in two_axes)
+    results = interpreted(FORWARD_STATISTICS, out, summary, 0, name)
+    assert len(results) == len(summary["graphs"][0]["kernel_check"][name]) >= 1
+    for result in results:
+        assert each_output_one_statistic(result, 1e-5, 4), result
+
+
 # The batch-norm backward kernel of the channels-last script in Triton's interpreter, with each config torch_npu gave
 # it. Its inputs from the wrapper's launch line: the gradient (tangents_*, contiguous), the input (primals_*,
 # channels-last in memory) and two per-channel buffers, the batch mean and 1/std in an order this script does not
@@ -126,6 +136,19 @@ for order in ([mean, invstd], [invstd, mean]):
 print(json.dumps({"results": results}))
 """
 )
+
+
+def channels_last_backward_right(out: Path, summary: dict[str, Any]) -> str:
+    """The backward graph's kernel that reduces over two axes in the interpreter, with every config it lowered for
+    and both orders of its per-channel inputs: every config right with one order. Returns its source."""
+    kernels = harness.kernel_sources(out, summary, 1)
+    name = next(name for name, source in kernels.items() if "'numof_reduction_axis': 2" in source)
+    results = interpreted(CHANNELS_LAST_BACKWARD, out, summary, 1, name)
+    configs = len(summary["graphs"][1]["kernel_check"][name])
+    assert len(results) == 2 * configs
+    matched = [result for result in results if each_output_one_statistic(result, 1e-4, 3)]
+    assert len(matched) == configs, results
+    return kernels[name]
 
 
 # torch 2.13 and 2.14 tile the channels-last script's pointwise copies in two dimensions, which the index kernel of

@@ -87,15 +87,8 @@ def test_the_record_stores_batch_norms_statistics_through_a_block_of_one(tmp_pat
     for source in two_axes.values():
         stores = re.findall(r"tl\.store\(\w+ \+ \((.*)\), tmp\d+, ", source)
         assert stores and all(store.rstrip().endswith("+ tl.arange(0,1)") for store in stores), source
-    name = next(name for name in harness.kernel_sources(out, run.summary, 0) if name in two_axes)
-    results = interpreted.interpreted(interpreted.FORWARD_STATISTICS, out, run.summary, 0, name)
-    assert results and all(interpreted.each_output_one_statistic(result, 1e-5, 4) for result in results), results
+    interpreted.forward_statistics_right(out, run.summary, two_axes)
 
     run = harness.codegen(interpreted.CHANNELS_LAST, (release,), tmp_path / "last", "--check-kernels")
     interpreted.channels_last_run_checked(release, run)
-    out = tmp_path / "last"
-    kernels = harness.kernel_sources(out, run.summary, 1)
-    name = next(name for name, source in kernels.items() if "'numof_reduction_axis': 2" in source)
-    results = interpreted.interpreted(interpreted.CHANNELS_LAST_BACKWARD, out, run.summary, 1, name)
-    matched = [result for result in results if interpreted.each_output_one_statistic(result, 1e-4, 3)]
-    assert results and len(matched) == len(results) // 2, results  # each config right with one order of inputs
+    interpreted.channels_last_backward_right(tmp_path / "last", run.summary)

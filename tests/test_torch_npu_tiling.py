@@ -125,11 +125,7 @@ def test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are
     # with torch-npu-constant-load-reshape too (applied on the same releases) every kernel of the script compiles
     assert run.returncode == 0 and check["rejected"] == 0, check
 
-    name = next(name for name in harness.kernel_sources(out, run.summary, 0) if name in two_axes)
-    results = interpreted.interpreted(interpreted.FORWARD_STATISTICS, out, run.summary, 0, name)
-    assert len(results) == len(run.summary["graphs"][0]["kernel_check"][name]) >= 1
-    for result in results:  # each output one of the four statistics, to float32 rounding, and none left out
-        assert interpreted.each_output_one_statistic(result, 1e-5, 4), result
+    interpreted.forward_statistics_right(out, run.summary, two_axes)
 
 
 # The releases that tile the channels of that backward kernel and fail their own TTIR check without the record (seen
@@ -160,11 +156,5 @@ def test_the_record_keeps_a_channels_last_batch_norms_channels_out_of_its_sums(t
         assert plain.returncode == 1 and any(rank_mismatch in error for error in _fallback_errors(plain)), plain.stderr
     interpreted.channels_last_run_checked(release, run)
     out = tmp_path / "with"
-    kernels = harness.kernel_sources(out, run.summary, 1)
-    name = next(name for name, source in kernels.items() if "'numof_reduction_axis': 2" in source)
-    assert re.search(r"for x0 in range\(x0_offset, ", kernels[name]), kernels[name]
-    results = interpreted.interpreted(interpreted.CHANNELS_LAST_BACKWARD, out, run.summary, 1, name)
-    configs = len(run.summary["graphs"][1]["kernel_check"][name])
-    assert len(results) == 2 * configs
-    matched = [result for result in results if interpreted.each_output_one_statistic(result, 1e-4, 3)]
-    assert len(matched) == configs, results  # every config right, with one order of the per-channel inputs
+    source = interpreted.channels_last_backward_right(out, run.summary)
+    assert re.search(r"for x0 in range\(x0_offset, ", source), source
