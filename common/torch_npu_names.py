@@ -216,6 +216,19 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         Call(positional=2),
     ),
     Hook(
+        "index-kernel-range-tree",
+        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.initialize_range_tree",),
+        "common/torch_npu_hint_numels.py torch-npu-numels-pinned wraps it (pins the numels' symbols first) and its "
+        "probe calls it (pid_cache) on a stand-in kernel",
+        Call(positional=1),
+    ),
+    Hook(
+        "index-kernel-set-ranges",
+        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.split_and_set_ranges",),
+        "common/torch_npu_hint_numels.py torch-npu-numels-pinned wraps it (the node's sizes with the pin applied)",
+        Call(positional=1),
+    ),
+    Hook(
         "index-kernel-cant-split",
         ("torch_npu._inductor.codegen.triton:CantSplit",),
         "common/torch_npu_split_fixes.py torch-npu-cant-split-arguments binds a CantSplit constructible bare there",

@@ -38,7 +38,7 @@ def _cant_split(expr: Any, remaining: Any) -> BaseException:
 # fails with TypeError inside the scheduler's can_fuse. Their other branches (2.7.1.post11, 2.9.0.post9, 2.10.0.post7,
 # 2.13.0, 2.14.0) ask the size allocator (statically_known_gt). These releases cut ranges at the node sizes' hints
 # (their kernels' range trees are built from hints too): the function below keeps those rules, in our own code, and
-# only decides the two comparisons statically.
+# only decides the two comparisons statically (torch-npu-numels-pinned guards the hints, so the ranges hold).
 def _split_decided_statically(
     groups: Sequence[Any], lengths: Sequence[Sequence[Any]]
 ) -> tuple[list[list[Any]], list[Any]]:
@@ -115,7 +115,7 @@ def _torch_npus_split() -> Callable[..., Any]:
     return found.__func__ if isinstance(found, staticmethod) else found
 
 
-def _probe_sizes() -> tuple[Any, Any, Any]:
+def probe_sizes() -> tuple[Any, Any, Any]:
     """A size allocator with two dynamic sizes (hints 4 and 8, ranges from 2 as Dynamo gives them)."""
     from torch._dynamo.source import ConstantSource
     from torch._inductor.sizevars import SizeVarAllocator
@@ -134,7 +134,7 @@ def split_decides_symbolic_sizes() -> bool:
     from torch._inductor.virtualized import V
 
     split = _torch_npus_split()
-    sizes, rows, cols = _probe_sizes()
+    sizes, rows, cols = probe_sizes()
     with V.set_graph_handler(SimpleNamespace(sizevars=sizes)):  # type: ignore[arg-type]
         try:
             split([rows, cols], [[rows * cols], []])
@@ -200,7 +200,7 @@ def cant_split_raised_right() -> bool:
         pass
     else:
         return True  # torch before 2.11: CantSplit takes no arguments, a bare raise is right
-    sizes, _, _ = _probe_sizes()
+    sizes, _, _ = probe_sizes()
     with V.set_graph_handler(SimpleNamespace(sizevars=sizes)):  # type: ignore[arg-type]
         try:
             _torch_npus_split()([4], [[3], []])
@@ -238,5 +238,6 @@ __all__ = [
     "FIXES",
     "SPLIT_SYMBOLIC_SIZES",
     "cant_split_raised_right",
+    "probe_sizes",
     "split_decides_symbolic_sizes",
 ]

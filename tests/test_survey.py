@@ -390,6 +390,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-constant-load-reshape": CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": CARRIED,
+            "torch-npu-numels-pinned": CARRIED,
         },
         "lock_init": ["lock init: blocking aclrtMemcpy"],
         "missing": {"index-kernel-configs"},  # FastATileGenerator's heuristics: no triton_config_npu_index
@@ -425,6 +426,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-constant-load-reshape": CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": CARRIED,
+            "torch-npu-numels-pinned": CARRIED,
         },
         "lock_init": [],
         "missing": {"index-kernel-configs"},  # FastATileGenerator's heuristics: no triton_config_npu_index
@@ -461,6 +463,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-constant-load-reshape": NOT_CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": NOT_CARRIED,
+            "torch-npu-numels-pinned": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {
@@ -508,6 +511,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-constant-load-reshape": NOT_CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": NOT_CARRIED,
+            "torch-npu-numels-pinned": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {

@@ -19,6 +19,7 @@ import torch_npu_codegen_harness as harness  # registered by conftest.py
 from npu_inductor_compat.common import (
     torch_npu_constant_load,
     torch_npu_fixes,
+    torch_npu_hint_numels,
     torch_npu_late_fixes,
     torch_npu_load_order,
     torch_npu_long_rows,
@@ -45,6 +46,7 @@ IDS = tuple(
         *torch_npu_constant_load.FIXES,
         *torch_npu_store.FIXES,
         *torch_npu_long_rows.FIXES,
+        *torch_npu_hint_numels.FIXES,
     )
 )
 SPLIT = torch_npu_split_fixes.SPLIT_SYMBOLIC_SIZES.id
@@ -262,7 +264,7 @@ CANT_SPLIT_CHILD = """
         from types import SimpleNamespace
         from torch._inductor.virtualized import V
 
-        sizes, _, _ = split_fixes._probe_sizes()
+        sizes, _, _ = split_fixes.probe_sizes()
         with V.set_graph_handler(SimpleNamespace(sizevars=sizes)):
             try:
                 split_fixes._torch_npus_split()([4], [[3], []])

@@ -444,4 +444,9 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "triton_config_npu_index keeps a config with sub-block sizes when its tile generator gives none",
         lambda sources: Finding(*survey_late_fixes.keeps_tiles_without_a_tile(sources)),
     ),
+    Detector(
+        "torch-npu-numels-pinned",
+        "NPUIndexTritonKernel.initialize_range_tree keeps a kernel's symbolic numels (no size hints substituted)",
+        lambda sources: Finding(*survey_late_fixes.keeps_numels_symbolic(sources)),
+    ),
 )

@@ -1,5 +1,5 @@
-"""Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py, torch_npu_load_order.py and the
-tiling, constant-load, store and long-rows records): whether a torch_npu release already carries each fix.
+"""Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py, torch_npu_load_order.py, tiling,
+constant-load, store, long-rows, pinned numels): whether a torch_npu release already carries each fix.
 Each returns (carried, evidence); FIX_DETECTORS lists them."""
 
 from __future__ import annotations
@@ -133,3 +133,22 @@ def keeps_tiles_without_a_tile(sources: Sources) -> tuple[bool, str]:
     if any("BLOCK_SUB" in ast.unparse(ast.Module(body=node.body, type_ignores=[])) for node in fallbacks):
         return (True, "its config kept when the generator gives none has sub-block sizes")
     return (False, "its config kept when the generator gives none has the split-axis blocks only")
+
+
+def keeps_numels_symbolic(sources: Sources) -> tuple[bool, str]:
+    """Whether NPUIndexTritonKernel.initialize_range_tree keeps a kernel's symbolic numels (carried) or substitutes
+    the size hints into them (the bug: ``.subs(...var_to_val...)``, a dynamic graph's kernels fixed at one size)."""
+    found = index_kernel_method(sources, "initialize_range_tree")
+    if not isinstance(found, ast.FunctionDef):
+        return (True, found or "no NPUIndexTritonKernel.initialize_range_tree of torch_npu's")
+    substituted = [
+        node
+        for node in ast.walk(found)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "subs"
+        and "var_to_val" in ast.unparse(node)
+    ]
+    if substituted:
+        return (False, f"initialize_range_tree() substitutes the hints: {ast.unparse(substituted[0])}")
+    return (True, "initialize_range_tree() keeps the numels as they are")
