@@ -25,8 +25,9 @@ def two_reduction_kernels(out: Path, summary: dict[str, Any]) -> dict[str, str]:
 
 
 # The child scripts' common part: the kernel launched with each config (``outputs`` zeroed first, each among
-# ``arguments``) and, per config, the launch's error or for each output the expected statistic closest to it and how
-# far; and the check of one such result: every output within ``tolerance`` of one of ``count`` statistics, all covered.
+# ``arguments``) and, per config, the launch's error or for each output the expected statistic of its shape closest to
+# it and how far; and the checks of one such result: every output within ``tolerance`` of one of ``count``
+# statistics, all covered, or each of a different one.
 CLOSEST_PER_CONFIG = r"""
 
 def closest_per_config(arguments, outputs, expected):
@@ -38,7 +39,10 @@ def closest_per_config(arguments, outputs, expected):
         if error is not None:
             results.append({"config": config, "error": error})
             continue
-        closest = [min(((out - want).abs().max().item(), i) for i, want in enumerate(expected)) for out in outputs]
+        closest = [
+            min(((out - want).abs().max().item(), i) for i, want in enumerate(expected) if want.shape == out.shape)
+            for out in outputs
+        ]
         results.append({"config": config, "error": None, "closest": closest})
     return results
 """
@@ -49,6 +53,16 @@ def each_output_one_statistic(result: dict[str, Any], tolerance: float, count: i
         result["error"] is None
         and all(error <= tolerance for error, _ in result["closest"])
         and sorted(statistic for _, statistic in result["closest"]) == list(range(count))
+    )
+
+
+def each_output_its_own_statistic(result: dict[str, Any], tolerance: float) -> bool:
+    statistics = [statistic for _, statistic in result.get("closest", [])]
+    return (
+        result["error"] is None
+        and bool(statistics)
+        and all(error <= tolerance for error, _ in result["closest"])
+        and len(set(statistics)) == len(statistics)
     )
 
 
@@ -106,10 +120,12 @@ def forward_statistics_right(out: Path, summary: dict[str, Any], two_axes: dict[
 
 
 # The batch-norm backward kernel of the channels-last script in Triton's interpreter, with each config torch_npu gave
-# it. Its inputs from the wrapper's launch line: the gradient (tangents_*, contiguous), the input (primals_*,
-# channels-last in memory) and two per-channel buffers, the batch mean and 1/std in an order this script does not
-# know: it runs both orders. Its outputs, per channel: the gradient's sum, its sum against (x - mean) and that times
-# 1/std (the weight's gradient), in an order of torch_npu's choosing: each must be one of them, all three covered.
+# it. Its inputs from the wrapper's launch line: the gradient (tangents_*, contiguous), the input (the 4-d primals_*,
+# channels-last in memory), the weight where the kernel takes it (the 1-d primals_*) and two per-channel buffers, the
+# batch mean and 1/std in an order this script does not know: it runs both orders. Its outputs, per channel: the
+# gradient's sum, its sum against (x - mean) and that times 1/std (the weight's gradient); where torch_npu fuses it
+# (2.11.0.post3, 2.12.0.post3), the input's gradient too, in the buffer the wrapper allocates for it. Each output must
+# be a different one of them.
 CHANNELS_LAST_BACKWARD = (
     CLOSEST_PER_CONFIG
     + r"""
@@ -119,18 +135,26 @@ x = torch.randn(2, 8, 4, 4).contiguous(memory_format=torch.channels_last)
 grad = torch.randn(2, 8, 4, 4)
 mean = x.mean((0, 2, 3))
 invstd = (x.var((0, 2, 3), unbiased=False) + 1e-5).rsqrt()
-centred = (grad * (x - mean[None, :, None, None])).sum((0, 2, 3))
-expected = [grad.sum((0, 2, 3)), centred, centred * invstd]
+weight = torch.rand(8) + 0.5
+per_channel = lambda t: t[None, :, None, None]
+centred = (grad * (x - per_channel(mean))).sum((0, 2, 3))
+centred_part = (x - per_channel(mean)) * per_channel(centred / 32 * invstd**2)
+input_grad = (grad - per_channel(grad.sum((0, 2, 3)) / 32) - centred_part) * per_channel(invstd * weight)
+expected = [grad.sum((0, 2, 3)), centred, centred * invstd, input_grad.contiguous()]
 results = []
 for order in ([mean, invstd], [invstd, mean]):
     channel, arguments, outputs = iter(order), [], []
     for param, value in zip(launch["params"], launch["pointers"]):
+        shape = launch["shapes"].get(value, [8])
         if param.startswith("in_ptr"):
-            prefix = value.split("_")[0]
-            arguments.append({"tangents": grad, "primals": x}.get(prefix) if prefix in ("tangents", "primals")
-                             else next(channel))
+            if value.startswith("tangents"):
+                arguments.append(grad)
+            elif value.startswith("primals"):
+                arguments.append(x if len(shape) == 4 else weight)
+            else:
+                arguments.append(next(channel))
         else:
-            outputs.append(torch.zeros(8))
+            outputs.append(torch.zeros(shape))
             arguments.append(outputs[-1])
     results += closest_per_config(arguments, outputs, expected)
 print(json.dumps({"results": results}))
@@ -140,13 +164,14 @@ print(json.dumps({"results": results}))
 
 def channels_last_backward_right(out: Path, summary: dict[str, Any]) -> str:
     """The backward graph's kernel that reduces over two axes in the interpreter, with every config it lowered for
-    and both orders of its per-channel inputs: every config right with one order. Returns its source."""
+    and both orders of its per-channel inputs: every config right with one order (each output a different one of
+    the expected results, to float32 rounding). Returns its source."""
     kernels = harness.kernel_sources(out, summary, 1)
     name = next(name for name, source in kernels.items() if "'numof_reduction_axis': 2" in source)
     results = interpreted(CHANNELS_LAST_BACKWARD, out, summary, 1, name)
     configs = len(summary["graphs"][1]["kernel_check"][name])
     assert len(results) == 2 * configs
-    matched = [result for result in results if each_output_one_statistic(result, 1e-4, 3)]
+    matched = [result for result in results if each_output_its_own_statistic(result, 1e-4)]
     assert len(matched) == configs, results
     return kernels[name]
 

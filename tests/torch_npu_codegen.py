@@ -145,8 +145,9 @@ def launched(config, arguments):
 
 
 def launch_of(source: str, wrapper: str, name: str) -> dict[str, Any]:
-    """How the wrapper launches kernel ``name``: its pointer parameters and the buffers passed to them, the numels
-    and their axes, the constexpr parameters, and per grid dimension the axis and block it counts."""
+    """How the wrapper launches kernel ``name``: its pointer parameters and the buffers passed to them (and their
+    shapes), the numels and their axes, the constexpr parameters, and per grid dimension the axis and block it
+    counts."""
     (arguments,) = re.findall(rf"\b{name}\.run\(([^)]*)\)", wrapper)
     values = [value.strip() for value in arguments.split(",") if "=" not in value]
     signature = re.search(r"def \w+\(([^)]*)\)", source)
@@ -175,6 +176,14 @@ def launch_of(source: str, wrapper: str, name: str) -> dict[str, Any]:
         ],
     }
     assert len(launch["params"]) == len(launch["pointers"]), (launch, arguments)
+    # each pointer's shape where the wrapper states it in numbers: a buffer it allocates, a graph input its benchmark
+    # harness makes (rand_strided)
+    shapes = {}
+    for value in launch["pointers"]:
+        found = re.search(rf"\b{value} = (?:rand_strided|empty_strided\w*)\(\(([^)]*)\)", wrapper)
+        if found and all(dim.strip().isdigit() for dim in found.group(1).split(",") if dim.strip()):
+            shapes[value] = [int(dim) for dim in found.group(1).split(",") if dim.strip()]
+    launch["shapes"] = shapes
     return launch
 
 
