@@ -20,13 +20,12 @@ numels as constants and run every later size with them. The record pins those si
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
 from npu_inductor_compat.patching import Change, Patch, wraps_original
-from npu_inductor_compat.targets import Target
 
 RANGE_TREE = torch_npu_names.qualname("index-kernel-range-tree")
 SET_RANGES = torch_npu_names.qualname("index-kernel-set-ranges")
@@ -34,11 +33,11 @@ SET_RANGES = torch_npu_names.qualname("index-kernel-set-ranges")
 log = logging.getLogger(__name__)
 
 
-def _backed_values(sizes: Any) -> dict[Any, Any]:
-    """Each backed symbol's hint (torch 2.11 renamed ShapeEnv.var_to_val to backed_var_to_val)."""
+def _backed_values(sizes: Any) -> Mapping[Any, Any]:
+    """Each backed symbol's hint, the ShapeEnv's own mapping (torch 2.11 renamed var_to_val to backed_var_to_val)."""
     shape_env = sizes.shape_env
     values = getattr(shape_env, "backed_var_to_val", None)
-    return dict(values if values is not None else shape_env.var_to_val)
+    return values if values is not None else shape_env.var_to_val  # type: ignore[no-any-return]
 
 
 def pin_at_hints(sizes: Any, expressions: Sequence[Any]) -> list[tuple[str, int]]:
@@ -86,14 +85,6 @@ def _sizes_as_pinned(original: Callable[..., Any]) -> Callable[..., Any]:
     return split_and_set_ranges
 
 
-def _torch_npus_range_tree() -> Callable[..., Any]:
-    owner, name = Target.parse(RANGE_TREE).owner()
-    found = getattr(owner, name)
-    while hasattr(found, "__wrapped__"):
-        found = found.__wrapped__
-    return found  # type: ignore[no-any-return]
-
-
 def numels_kept_symbolic() -> bool:
     """Whether the installed torch_npu's initialize_range_tree keeps a symbolic numel symbolic: its own method run on
     a stand-in kernel whose numel is rows*cols (two dynamic sizes); it fails past the numels (the stand-in has nothing
@@ -107,7 +98,7 @@ def numels_kept_symbolic() -> bool:
     kernel = SimpleNamespace(numels={"x": rows * cols, "r": sympy.S.One}, inside_reduction=False)
     with V.set_graph_handler(SimpleNamespace(sizevars=sizes)):  # type: ignore[arg-type]
         try:
-            _torch_npus_range_tree()(kernel, None)
+            torch_npu_names.as_written("index-kernel-range-tree")(kernel, None)
         except (AttributeError, KeyError, TypeError):
             pass  # past the numels: the stand-in kernel has no range trees
     return not isinstance(kernel.numels["x"], (int, sympy.Integer))

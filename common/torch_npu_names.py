@@ -281,8 +281,13 @@ def first_defined(hook_id: str) -> Any:
     raise ImportError(f"torch_npu provides no {hook_id} ({'; '.join(problems)})")
 
 
+def as_written(hook_id: str) -> Any:
+    """The installed object a single-candidate hook names, as torch_npu wrote it: any wrapper of ours unwrapped (each
+    keeps what it replaces as ``__wrapped__``), a static method as its function. For probes that run or read it."""
+    return inspect.unwrap(targets.resolve(qualname(hook_id)))
+
+
 def source_tree(hook_id: str) -> ast.Module:
-    """The syntax tree of the installed code a single-candidate hook names, as torch_npu wrote it (any wrapper of
-    ours unwrapped): for probes that read which form of a statement a release writes."""
-    source = inspect.getsource(inspect.unwrap(targets.resolve(qualname(hook_id))))
-    return ast.parse(textwrap.dedent(source))
+    """The syntax tree of the installed code a single-candidate hook names, as torch_npu wrote it: for probes that
+    read which form of a statement a release writes."""
+    return ast.parse(textwrap.dedent(inspect.getsource(as_written(hook_id))))

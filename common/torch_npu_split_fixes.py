@@ -108,11 +108,8 @@ def _statically_decided(original: Any) -> Any:
 
 def _torch_npus_split() -> Callable[..., Any]:
     """torch_npu's own split function (under this module's replacement, when that is applied)."""
-    owner, name = Target.parse(SPLIT).owner()
-    found = getattr(owner, name)
-    while hasattr(found, "__wrapped__"):
-        found = found.__wrapped__
-    return found.__func__ if isinstance(found, staticmethod) else found
+    split: Callable[..., Any] = torch_npu_names.as_written("index-kernel-split-ranges")
+    return split
 
 
 def probe_sizes() -> tuple[Any, Any, Any]:

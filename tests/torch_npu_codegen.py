@@ -181,8 +181,9 @@ def launch_of(source: str, wrapper: str, name: str) -> dict[str, Any]:
     shapes = {}
     for value in launch["pointers"]:
         found = re.search(rf"\b{value} = (?:rand_strided|empty_strided\w*)\(\(([^)]*)\)", wrapper)
-        if found and all(dim.strip().isdigit() for dim in found.group(1).split(",") if dim.strip()):
-            shapes[value] = [int(dim) for dim in found.group(1).split(",") if dim.strip()]
+        dims = [dim.strip() for dim in found.group(1).split(",") if dim.strip()] if found else []
+        if dims and all(dim.isdigit() for dim in dims):
+            shapes[value] = [int(dim) for dim in dims]
     launch["shapes"] = shapes
     return launch
 
