@@ -33,6 +33,8 @@ SET_RANGES = torch_npu_names.qualname("index-kernel-set-ranges")
 log = logging.getLogger(__name__)
 
 
+# COMPAT(>= 2.11): ShapeEnv.var_to_val is backed_var_to_val
+# CAN REMOVE when MIN_SUPPORTED >= (2, 11) [next]: the var_to_val fallback (torch up to 2.10)
 def _backed_values(sizes: Any) -> Mapping[Any, Any]:
     """Each backed symbol's hint, the ShapeEnv's own mapping (torch 2.11 renamed var_to_val to backed_var_to_val)."""
     shape_env = sizes.shape_env
