@@ -101,13 +101,15 @@ def _device_type(node: Any) -> str:
 
 
 def asking_the_device(original: Any) -> Any:
+    # every call the original takes passes through; the node being lowered is its first argument
     @wraps_original(original)
-    def config_for(node: Any, *args: Any, **kwargs: Any) -> Any:
-        device_type = _device_type(node)
-        if device_type in ("cuda", "cpu"):
-            return original(node, *args, **kwargs)
+    def config_for(*args: Any, **kwargs: Any) -> Any:
+        node = args[0] if args else next(iter(kwargs.values()), None)
+        device_type = None if node is None else _device_type(node)
+        if device_type in (None, "cuda", "cpu"):
+            return original(*args, **kwargs)
         with cuda_queries_answered_by(device_type):
-            return original(node, *args, **kwargs)
+            return original(*args, **kwargs)
 
     return config_for
 

@@ -19,11 +19,12 @@ def _on_npu(node: Any) -> bool:
 
 # --------------------------------------------------------------------------------- B: Welford -> two-step variance
 def _two_step_on_npu(original: Callable[..., Any]) -> Callable[..., Any]:
+    # Every argument passes through: torch 2.13 added input_dtype to (x, axis, keepdim); only x is read here.
     @wraps_original(original)
-    def use_two_step_variance(x: Any, axis: Any, keepdim: Any) -> bool:
+    def use_two_step_variance(x: Any, *args: Any, **kwargs: Any) -> bool:
         # npu: always the sum-based variance (mean, then the sum of squared differences): two plain tl.sum
         # reductions, where upstream's Welford reduction of a looped kernel is one tl.reduce of three values
-        return True if _on_npu(x) else bool(original(x, axis, keepdim))
+        return True if _on_npu(x) else bool(original(x, *args, **kwargs))
 
     return use_two_step_variance
 

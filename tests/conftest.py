@@ -100,7 +100,8 @@ class CodegenRun:
 @pytest.fixture(scope="session")
 def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., CodegenRun]:
     """`codegen SCRIPT ARGS` run once per pytest run and shared by every test that asks for the same run, across
-    xdist workers too (a file lock per run): read its folder, never change it."""
+    xdist workers too (a file lock per run): read its folder, never change it. ``provider``: stock Inductor unless
+    ARGS name one; None runs codegen's default (torch_npu's codegen on a paired torch), as a user would."""
     import fcntl
     import hashlib
 
@@ -108,8 +109,9 @@ def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Co
     root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-codegen"
     root.mkdir(exist_ok=True)
 
-    def run(script: Path, *args: str) -> CodegenRun:
-        key = hashlib.sha256(json.dumps([str(script), args]).encode()).hexdigest()[:16]
+    def run(script: Path, *args: str, provider: str | None = "stock") -> CodegenRun:
+        chosen = [] if provider is None or "--provider" in args else ["--provider", provider]
+        key = hashlib.sha256(json.dumps([str(script), [*args, *chosen]]).encode()).hexdigest()[:16]
         folder = root / key
         with open(root / f"{key}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -125,10 +127,8 @@ def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Co
                     "--out",
                     str(folder / "out"),
                 ]
-                # stock Inductor unless the test asks: on a paired torch (2.7.1) the default is torch_npu's codegen
-                provider = [] if "--provider" in args else ["--provider", "stock"]
                 ran = subprocess.run(
-                    [*command, *provider, *args],
+                    [*command, *chosen, *args],
                     capture_output=True,
                     text=True,
                     timeout=900,
