@@ -103,7 +103,7 @@ def _fixes(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m npu_inductor_compat fixes",
         description="Every fix record for the installed torch: id, why, upstream reference and status "
-        "(applied / not needed: upstream has it / skipped: why / missing).",
+        "(applied / not needed: upstream has it / skipped: why / missing / refused: its replacement does not fit).",
     )
     parser.add_argument("--json", action="store_true", help="print JSON: torch, line and the records")
     parser.add_argument("--out", default=None, help="with --json: write the JSON to this file instead")

@@ -6,13 +6,13 @@ import contextlib
 import logging
 import os
 import platform
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from npu_inductor_compat.dispatch import refuse_a_foreign_line, resolve
 from npu_inductor_compat.lines import LineChoice
 from npu_inductor_compat.linespec import Plan
-from npu_inductor_compat.patching import Journal, Patch, PatchError, absent_targets
+from npu_inductor_compat.patching import Journal, Patch, PatchError, ReplacementRefused, absent_targets
 from npu_inductor_compat.registry import Decision, fix_records
 from npu_inductor_compat.state import STATE
 from npu_inductor_compat.version import TORCH_VERSION_ENV, installed_versions
@@ -96,25 +96,29 @@ def _activate(backend: str | None, disable: Iterable[str], source: str | None) -
         known = {record.id for record in records} | set(plan.known_ids) | {patch.id for patch in plan.layers}
         disabled = disabled_ids(known, disable)
         decisions: list[Decision] = []
+        refused: dict[str, str] = {}  # record id -> why its replacement does not fit what it replaces here
 
         def decide() -> list[Patch]:
-            decisions[:] = [_decide(record, line, disabled, journal) for record in (*plan.layers, *records)]
+            decisions[:] = [
+                Decision(record, "refused", refused[record.id])
+                if record.id in refused
+                else _decide(record, line, disabled, journal)
+                for record in (*plan.layers, *records)
+            ]
             return [decision.record for decision in decisions if decision.status == "applied"]
 
         def upstream_has() -> set[str]:  # a requirement upstream already meets needs no record of ours
             return {decision.record.id for decision in decisions if decision.status == "not needed"}
 
-        if STATE.active and (plan.backend, disabled) == (STATE.backend, STATE.disabled):
-            # same selection: idempotent, already-applied records stay as they are
-            journal.apply(decide(), satisfied=upstream_has())
-        else:
-            # A new selection is decided on torch without our earlier changes (a probe must see upstream, not us),
-            # so everything is undone first, and put back exactly if the new activation fails. The config layer is
-            # the same for every selection and stays (unless now disabled): another thread's torch.compile checks
-            # its options against it at any moment, and must never find the npu_backend option gone mid-switch.
-            staying = {patch.id for patch in plan.layers if patch.layer == "config"} - disabled
-            undo = [patch.id for patch in journal.applied() if patch.id not in staying]
-            journal.transition(undo, decide, satisfied=upstream_has)
+        while True:  # a refused record is left out and the rest applied again (each attempt is all or nothing)
+            try:
+                _apply_decided(journal, plan, disabled, decide, upstream_has)
+                break
+            except ReplacementRefused as err:
+                if err.patch_id in refused:
+                    raise
+                refused[err.patch_id] = f"{err.target}: {err.reason}"
+                log.warning("npu_inductor_compat: %s; that record is not applied", err)
         STATE.active = True
         STATE.disabled = disabled
         STATE.backend = plan.backend
@@ -125,6 +129,26 @@ def _activate(backend: str | None, disable: Iterable[str], source: str | None) -
         for what, why in plan.skipped:
             log.info("npu_inductor_compat: skipped %s: %s", what, why)
         return status()
+
+
+def _apply_decided(
+    journal: Journal,
+    plan: Plan,
+    disabled: frozenset[str],
+    decide: Callable[[], list[Patch]],
+    upstream_has: Callable[[], set[str]],
+) -> None:
+    if STATE.active and (plan.backend, disabled) == (STATE.backend, STATE.disabled):
+        # same selection: idempotent, already-applied records stay as they are
+        journal.apply(decide(), satisfied=upstream_has())
+        return
+    # A new selection is decided on torch without our earlier changes (a probe must see upstream, not us), so
+    # everything is undone first, and put back exactly if the new activation fails. The config layer is the same for
+    # every selection and stays (unless now disabled): another thread's torch.compile checks its options against it
+    # at any moment, and must never find the npu_backend option gone mid-switch.
+    staying = {patch.id for patch in plan.layers if patch.layer == "config"} - disabled
+    undo = [patch.id for patch in journal.applied() if patch.id not in staying]
+    journal.transition(undo, decide, satisfied=upstream_has)
 
 
 def _override_report(choice: LineChoice) -> dict[str, Any] | None:

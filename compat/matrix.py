@@ -2,8 +2,8 @@
 
 # `nox -s matrix` runs `python -m npu_inductor_compat fixes --json` in one venv per torch line, then
 # `python -m npu_inductor_compat.matrix RESULT.json ... --out fixes_matrix.md` prints and writes the table and
-# exits 1 when any fix is "missing" on any line, or "skipped" because it was not written for that line (a shared
-# record must apply to every line; a line's own record needs a probe that says where upstream has it).
+# exits 1 when any fix is "missing" or "refused" on any line, or "skipped" because it was not written for that line
+# (a shared record must apply to every line; a line's own record needs a probe that says where upstream has it).
 
 from __future__ import annotations
 
@@ -82,13 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def problem_cells(results: Sequence[dict[str, Any]]) -> list[str]:
-    """Each fix that is "missing" (needed but not written for that line) or "skipped" because it was not written
+    """Each fix that is "missing" (needed but not written for that line), "refused" (its replacement does not fit the
+    function it replaces there) or "skipped" because it was not written
     for that line (nothing says whether that line needs it), per torch line."""
     found = []
     for result in results:
         for fix in result["fixes"]:
-            if fix["status"] == "missing":
-                found.append(f"{fix['id']} missing on torch {result['torch']} ({fix.get('detail', '')})")
+            if fix["status"] in ("missing", "refused"):
+                found.append(f"{fix['id']} {fix['status']} on torch {result['torch']} ({fix.get('detail', '')})")
             elif fix["status"] == "skipped" and "written for" in fix.get("detail", ""):
                 found.append(f"{fix['id']} skipped on torch {result['torch']} ({fix['detail']})")
     return found

@@ -45,6 +45,26 @@ class ActivationFailed(PatchError):
     """A group of patches failed part-way; everything that group applied has been rolled back."""
 
 
+class ReplacementRefused(PatchError):
+    """A record's replacement of a function cannot be called every way the installed original can (its signature
+    drifted upstream); nothing of the record was applied. ``patch_id`` and ``target`` name where."""
+
+    def __init__(self, patch_id: str, target: str, reason: str) -> None:
+        super().__init__(f"patch {patch_id!r}: the replacement of {target} does not fit the installed one: {reason}")
+        self.patch_id, self.target, self.reason = patch_id, target, reason
+
+
+def _refuse_a_misfit(patch_id: str, change: Change, old: Any, new: Any) -> None:
+    """ReplacementRefused when ``new`` replaces a function or method ``old`` but cannot take every call it can."""
+    if old is ABSENT or new is old or not callable(new):
+        return
+    from npu_inductor_compat.signatures import replacement_refusal  # here: the autoload hook imports this module
+
+    reason = replacement_refusal(old, new)
+    if reason is not None:
+        raise ReplacementRefused(patch_id, change.target, reason)
+
+
 ChangeKind = Literal["attr", "list_item", "dict_item", "registration"]
 
 
@@ -227,7 +247,9 @@ class AttrEdit(Edit):
         old = _own_value(owner, name)
         if old is ABSENT and change.must_exist and not hasattr(owner, name):
             raise PatchTargetMissing(f"patch {patch_id!r}: target {change.target!r} does not exist")
-        new = change.replacement(old if old is not ABSENT else getattr(owner, name, ABSENT))
+        current = old if old is not ABSENT else getattr(owner, name, ABSENT)
+        new = change.replacement(current)
+        _refuse_a_misfit(patch_id, change, current, new)
         setattr(owner, name, new)
         return cls(patch_id, change, owner, name, old, new)
 
@@ -303,6 +325,7 @@ class DictItemEdit(Edit):
         if old is ABSENT and change.must_exist:
             raise PatchTargetMissing(f"patch {patch_id!r}: key {change.key!r} missing from {change.target!r}")
         new = change.replacement(old)
+        _refuse_a_misfit(patch_id, change, old, new)
         mapping[change.key] = new
         return cls(patch_id, change, mapping, old, new)
 

@@ -21,7 +21,7 @@ class Decision:
     """One record's status on this torch, as activation decided it (status() and the matrix report it)."""
 
     record: Patch
-    status: str  # "applied", "not needed", "skipped", "missing"
+    status: str  # "applied", "not needed", "skipped", "missing", "refused" (its replacement does not fit here)
     detail: str
 
     def as_dict(self) -> dict[str, Any]:
