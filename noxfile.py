@@ -62,9 +62,13 @@ TORCH_NPU_PYTHON = ("pyyaml", "psutil")
 nox.options.sessions = [
     "lint",
     "typecheck",
+    "quickstart",
     *(f"tests(torch={torch!r})" for torch in CORE_LINES),
     *(f"slow(torch={torch!r})" for torch in CORE_LINES),
 ]
+
+# The newest torch line: what `pip install` brings a newcomer, so the README's quick start runs on it.
+NEWEST_TORCH = list(TORCH_LINES)[-1]
 
 CHECK_TORCH = (
     "import sys, importlib.metadata as m; want = sys.argv[1]; got = m.version('torch'); "
@@ -118,6 +122,19 @@ def slow(session: nox.Session, torch: str) -> None:
     tier = ("-m", _tier(torch, "slow"))  # posargs follow: a -m among them replaces it
     workers = ("-n", "2", "--dist", "loadfile", "--durations=15")  # the slowest tests, for CI's time budget
     session.run("pytest", *workers, *tier, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
+
+
+@nox.session
+def quickstart(session: nox.Session) -> None:
+    """The README's quick start as written, on the newest torch line: install with the models extra, the report,
+    then GPT-2 through `codegen --check-kernels` (random init, HF_HUB_OFFLINE=1); a failure fails CI."""
+    session.install(f"torch=={NEWEST_TORCH}", "-e", ".[models]")
+    session.run("python", "-c", CHECK_TORCH, NEWEST_TORCH)
+    session.run("python", "-m", "npu_inductor_compat")
+    out = Path(session.create_tmp()) / "out" / "gpt2"  # create_tmp: the session's own folder, emptied here
+    shutil.rmtree(out, ignore_errors=True)
+    codegen = ("python", "-m", "npu_inductor_compat", "codegen", "examples/models/gpt2.py", "--check-kernels")
+    session.run(*codegen, "--out", str(out), env={"HF_HUB_OFFLINE": "1"})
 
 
 @nox.session

@@ -38,6 +38,22 @@ def test_every_push_runs_both_tiers_on_the_core_lines_and_the_schedule_runs_ever
     assert "nox -s lint typecheck" in checks
 
 
+def test_every_push_runs_the_quick_start_on_the_newest_torch_as_a_plain_nox_does() -> None:
+    """The README's quick start (issue #47: it failed on torch 2.13+ while CI tested older lines only)."""
+    job = workflow()["jobs"]["quickstart"]
+    assert "if" not in job  # every push
+    assert [step["run"] for step in job["steps"] if "nox -s" in step.get("run", "")] == ["nox -s quickstart"]
+    assert "'quickstart'" in noxfile_constant_sessions()
+    source = (ROOT / "noxfile.py").read_text()
+    assert "NEWEST_TORCH = list(TORCH_LINES)[-1]" in source
+    session = source[source.index("def quickstart(") :]
+    session = session[: session.index("\n@nox.session")]
+    readme = (ROOT / "README.md").read_text()
+    assert 'pip install -e ".[models]"' in readme and '"-e", ".[models]"' in session
+    command = "codegen examples/models/gpt2.py --check-kernels --out out/gpt2"
+    assert command in readme and '"codegen", "examples/models/gpt2.py", "--check-kernels"' in session
+
+
 def test_the_schedule_retires_the_oldest_line_in_a_copy() -> None:
     job = workflow()["jobs"]["retire-oldest"]
     assert "schedule" in job["if"]
