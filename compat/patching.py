@@ -80,6 +80,9 @@ class Change:
       - ``registration``: the target is an upstream registration function; ``replacement(function)`` calls it, and
         the entries it writes under ``key`` in each dict named by ``touches`` are journaled (so undo is exact
         while upstream's own registration API does the work).
+    key_at: for ``dict_item``/``registration``, the key as ``"module:Qual.name"`` of an object resolved when the
+      change is applied (a key that needs an import, e.g. ``"torch:ops.higher_order.flex_attention"``), instead
+      of ``key``.
     must_exist: for ``attr``/``dict_item``, whether a missing attribute or key is an error or a new entry.
     optional: a target whose module or owner does not exist on this torch is skipped instead of an error
       (for consumers that only some torch lines have).
@@ -92,9 +95,10 @@ class Change:
     must_exist: bool = True
     optional: bool = False
     touches: tuple[str, ...] = ()
+    key_at: str | None = None
 
     def __post_init__(self) -> None:
-        for target in (self.target, *self.touches):
+        for target in (self.target, *self.touches, *((self.key_at,) if self.key_at is not None else ())):
             try:
                 Target.parse(target)
             except ValueError as err:
@@ -103,10 +107,21 @@ class Change:
             raise ValueError(f"change kind {self.kind!r} must be one of attr, list_item, dict_item, registration")
         if self.kind == "registration" and not self.touches:
             raise ValueError(f"registration change {self.target!r} must name the registries it touches")
+        if self.key_at is not None and (self.kind not in ("dict_item", "registration") or self.key is not None):
+            raise ValueError(f"change {self.target!r}: key_at is for a dict_item or registration change without key")
+
+    def resolved_key(self, patch_id: str) -> Any:
+        """The key this change writes: ``key``, or the object ``key_at`` names (PatchTargetMissing when absent)."""
+        if self.key_at is None:
+            return self.key
+        try:
+            return Target.parse(self.key_at).resolve()
+        except (TargetModuleMissing, TargetAttributeMissing) as err:
+            raise PatchTargetMissing(f"patch {patch_id!r}: the key {err}") from err
 
     def describe(self) -> str:
         if self.kind in ("dict_item", "registration"):
-            return f"{self.target}[{self.key!r}]"
+            return f"{self.target}[{self.key_at if self.key_at is not None else repr(self.key)}]"
         if self.kind == "list_item":
             return f"{self.target} (+item)"
         return self.target
@@ -314,29 +329,32 @@ class DictItemEdit(Edit):
 
     kind = "dict_item"
 
-    def __init__(self, patch_id: str, change: Change, mapping: MutableMapping[Any, Any], old: Any, new: Any) -> None:
+    def __init__(
+        self, patch_id: str, change: Change, mapping: MutableMapping[Any, Any], key: Any, old: Any, new: Any
+    ) -> None:
         super().__init__(patch_id, change)
-        self.mapping, self.old, self.new = mapping, old, new
+        self.mapping, self.key, self.old, self.new = mapping, key, old, new
 
     @classmethod
     def apply(cls, patch_id: str, change: Change, owner: Any, name: str) -> DictItemEdit:
         mapping = _container(patch_id, change, getattr(owner, name, ABSENT), MutableMapping, "a dict")
-        old = mapping.get(change.key, ABSENT)
+        key = change.resolved_key(patch_id)
+        old = mapping.get(key, ABSENT)
         if old is ABSENT and change.must_exist:
-            raise PatchTargetMissing(f"patch {patch_id!r}: key {change.key!r} missing from {change.target!r}")
+            raise PatchTargetMissing(f"patch {patch_id!r}: key {key!r} missing from {change.target!r}")
         new = change.replacement(old)
         _refuse_a_misfit(patch_id, change, old, new)
-        mapping[change.key] = new
-        return cls(patch_id, change, mapping, old, new)
+        mapping[key] = new
+        return cls(patch_id, change, mapping, key, old, new)
 
     def undo(self) -> None:
         if self.old is not ABSENT:
-            self.mapping[self.change.key] = self.old
+            self.mapping[self.key] = self.old
         else:
-            self.mapping.pop(self.change.key, None)
+            self.mapping.pop(self.key, None)
 
     def redo(self) -> None:
-        self.mapping[self.change.key] = self.new
+        self.mapping[self.key] = self.new
 
 
 class RegistrationEdit(Edit):
@@ -348,7 +366,8 @@ class RegistrationEdit(Edit):
     def __init__(self, patch_id: str, change: Change, registries: list[MutableMapping[Any, Any]]) -> None:
         super().__init__(patch_id, change)
         self.registries = registries
-        self.before = [registry.get(change.key, ABSENT) for registry in registries]
+        self.key = change.resolved_key(patch_id)
+        self.before = [registry.get(self.key, ABSENT) for registry in registries]
         self.after: list[Any] = list(self.before)
 
     @classmethod
@@ -364,7 +383,7 @@ class RegistrationEdit(Edit):
         except BaseException:
             edit.undo()
             raise
-        edit.after = [registry.get(change.key, ABSENT) for registry in registries]
+        edit.after = [registry.get(edit.key, ABSENT) for registry in registries]
         return edit
 
     @staticmethod
@@ -376,11 +395,11 @@ class RegistrationEdit(Edit):
 
     def undo(self) -> None:
         for registry, old in zip(self.registries, self.before, strict=True):
-            self._put(registry, self.change.key, old)
+            self._put(registry, self.key, old)
 
     def redo(self) -> None:
         for registry, new in zip(self.registries, self.after, strict=True):
-            self._put(registry, self.change.key, new)
+            self._put(registry, self.key, new)
 
 
 EDITS: dict[str, type[Edit]] = {edit.kind: edit for edit in (AttrEdit, ListItemEdit, DictItemEdit, RegistrationEdit)}

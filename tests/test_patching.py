@@ -355,3 +355,31 @@ def test_every_change_kind_is_its_own_edit_class_with_exact_undo_and_redo() -> N
             edit.undo()
     finally:
         del sys.modules[module.__name__]
+
+
+def test_a_key_given_by_target_is_resolved_when_applied_and_undone_exactly() -> None:
+    """key_at: a dict key that is an object behind an import (torch's higher-order ops), resolved at apply time."""
+    import types
+
+    key = object()
+    module = types.ModuleType("key_at_target")
+    module.key = key  # type: ignore[attr-defined]
+    module.table = {key: "old"}  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = module
+    try:
+        change = Change("key_at_target:table", constant("new"), kind="dict_item", key_at="key_at_target:key")
+        assert change.describe() == "key_at_target:table[key_at_target:key]"
+        journal = Journal()
+        journal.apply([record("keyed", change)])
+        assert module.table == {key: "new"}  # type: ignore[attr-defined]
+        journal.undo()
+        assert module.table == {key: "old"}  # type: ignore[attr-defined]
+        missing = Change("key_at_target:table", constant("x"), kind="dict_item", key_at="key_at_target:absent")
+        with pytest.raises(PatchTargetMissing, match="'gone-key'.*the key target 'key_at_target:absent'"):
+            Journal().apply([record("gone-key", missing)])
+    finally:
+        del sys.modules[module.__name__]
+    with pytest.raises(ValueError, match="key_at is for a dict_item or registration change without key"):
+        Change("key_at_target:table", constant(1), key_at="key_at_target:key")
+    with pytest.raises(ValueError, match="key_at is for"):
+        Change("key_at_target:table", constant(1), kind="dict_item", key="k", key_at="key_at_target:key")
