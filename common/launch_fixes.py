@@ -38,14 +38,60 @@ def store_launch_metadata(kernel: str, launcher: Any) -> None:
     params.update(read_launch_metadata(kernel, launcher.bin.metadata).as_params())
 
 
+# triton-ascend's binary, under its backend's binary_ext (python/triton/backends/ascend/compiler.py AscendBackend)
+NPU_BINARY = "npubin"
+
+
+class _BinaryAsCubin:
+    """A launcher as torch's save_gpu_kernel reads it, its triton-ascend binary also under "cubin": torch picks the
+    binary by device type and falls back to "cubin" for any device it does not know (triton_heuristics.py
+    save_gpu_kernel), and torch_npu stores its npubin in that slot too (NPUCachingAutotuner.save_gpu_kernel:
+    ``CudaKernelParamCache.set(key, params, binary, bin_type='cubin')``)."""
+
+    def __init__(self, launcher: Any) -> None:
+        self._launcher = launcher
+        self.bin = _BinaryView(launcher.bin)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._launcher, name)
+
+
+class _BinaryView:
+    def __init__(self, binary: Any) -> None:
+        self._binary = binary
+        self.asm = {**binary.asm, "cubin": binary.asm[NPU_BINARY]}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._binary, name)
+
+
+def _launcher_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str | int | None, Any]:
+    """(where the launcher is passed, the launcher): (stream, launcher) on every line; torch_npu 2.12 names them
+    input_stream, input_launcher."""
+    if len(args) > 1:
+        return 1, args[1]
+    for name in ("launcher", "input_launcher"):
+        if name in kwargs:
+            return name, kwargs[name]
+    return None, None
+
+
 def _saving_launch_metadata(original: Callable[..., Any]) -> Callable[..., Any]:
     @wraps_original(original)
     def save_gpu_kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(getattr(self, "device_props", None), "type", None) != DEVICE:
+            return original(self, *args, **kwargs)
+        where, launcher = _launcher_argument(args, kwargs)
+        asm = getattr(getattr(launcher, "bin", None), "asm", None)
+        if isinstance(asm, dict) and NPU_BINARY in asm and "cubin" not in asm:
+            # torch's own autotuner (stock Inductor's kernels, torch's templates under torch_npu) on an npu kernel
+            viewed = _BinaryAsCubin(launcher)
+            if isinstance(where, int):
+                args = (*args[:where], viewed, *args[where + 1 :])
+            elif where is not None:
+                kwargs = {**kwargs, where: viewed}
         result = original(self, *args, **kwargs)
-        if getattr(getattr(self, "device_props", None), "type", None) == DEVICE:
-            # (stream, launcher) on every line; torch_npu 2.12 names them input_stream, input_launcher
-            launcher = args[1] if len(args) > 1 else kwargs.get("launcher", kwargs.get("input_launcher"))
-            store_launch_metadata(self.inductor_meta["kernel_name"], launcher)
+        store_launch_metadata(self.inductor_meta["kernel_name"], launcher)
         return result
 
     return save_gpu_kernel

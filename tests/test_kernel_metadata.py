@@ -234,3 +234,33 @@ def test_params_without_recorded_metadata_are_an_error_naming_the_kernel_never_z
     saved = {**params, **KernelLaunchMetadata(kernel="triton_poi_0", workspace_size=256).as_params()}
     assert set(FIELDS) <= set(saved)
     assert read_saved_launch_metadata("triton_poi_0", saved).workspace_size == 256
+
+
+def test_torchs_own_autotuner_finds_triton_ascends_binary_for_an_npu_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """triton-ascend keys its binary "npubin" (AscendBackend.binary_ext); torch's save_gpu_kernel falls back to "cubin"
+    for a device it does not know (stock Inductor's kernels and torch's templates on npu): the record shows it the
+    npubin there, passes every other attribute through, and saves the launch metadata of the launcher as given."""
+    import types
+
+    from npu_inductor_compat.common import launch_fixes
+
+    seen: dict[str, Any] = {}
+
+    def upstream(self: Any, stream: Any, launcher: Any) -> None:  # what torch's reads (triton_heuristics.py)
+        seen.update(binary=launcher.bin.asm["cubin"], name=launcher.bin.metadata.name, config=launcher.config)
+        seen["has_num_warps"] = hasattr(launcher.bin, "num_warps")
+
+    stored: list[Any] = []
+    monkeypatch.setattr(launch_fixes, "store_launch_metadata", lambda kernel, launcher: stored.append(launcher))
+    save = launch_fixes._saving_launch_metadata(upstream)
+    binary = types.SimpleNamespace(metadata=types.SimpleNamespace(name="triton_tem_0 mix"), asm={"npubin": b"BIN"})
+    launcher = types.SimpleNamespace(bin=binary, config="cfg")
+    npu = types.SimpleNamespace(device_props=types.SimpleNamespace(type="npu"), inductor_meta={"kernel_name": "k"})
+    save(npu, 0, launcher)
+    assert seen == {"binary": b"BIN", "name": "triton_tem_0 mix", "config": "cfg", "has_num_warps": False}
+    assert stored == [launcher] and binary.asm == {"npubin": b"BIN"}  # the real launcher is left as it was
+    save(npu, 0, launcher=launcher)
+    assert seen["binary"] == b"BIN"
+    cuda = types.SimpleNamespace(device_props=types.SimpleNamespace(type="cuda"), inductor_meta={"kernel_name": "k"})
+    with pytest.raises(KeyError, match="cubin"):
+        save(cuda, 0, launcher)  # another device's kernel is upstream's business
