@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeGuard
 
 from npu_inductor_compat.patching import Change, Journal, Patch, wraps_original
+from npu_inductor_compat.tools.simulated import choice_failures
 from npu_inductor_compat.tools.simulated.settings import Settings, applied, in_every_thread, with_caches_off
 
 KERNEL_DEFINERS = (
@@ -42,6 +43,7 @@ class GraphRecord:
     dynamic: bool = False  # a graph input has a symbolic size or stride (or is a symbolic scalar)
     recompile_reasons: list[str] = field(default_factory=list)  # why Dynamo recompiled the frame for this graph
     forward: int | None = None  # for a backward graph: the index of the forward graph it belongs to
+    choice_failures: list[dict[str, str]] = field(default_factory=list)  # template choices that failed to compile
     started: float = field(default_factory=time.perf_counter)
     seconds: float = 0.0
 
@@ -70,6 +72,7 @@ class GraphRecord:
             "seconds": round(self.seconds, 2),
             "kernels": list(self.kernels),
             "error": None if self.error is None else {key: self.error[key] for key in ("type", "message")},
+            **({"choice_failures": list(self.choice_failures)} if self.choice_failures else {}),
         }
 
 
@@ -189,6 +192,7 @@ def _lowering_capturing(capture: Capture) -> Any:
                 return original(self, *args)
             except Exception as err:
                 record.error = _error(err)
+                choice_failures.explain(record.error, record.choice_failures)
                 record.devices = _device_types(self)
                 del capture.current[id(self)]
                 _keep(capture, record)
@@ -330,8 +334,19 @@ def _recording_recompile_reasons(capture: Capture) -> Any:
     return replacement
 
 
+def _choice_failures_of(capture: Capture) -> Any:
+    def failures_of() -> list[dict[str, str]] | None:
+        from torch._inductor.virtualized import V
+
+        record = capture.current.get(id(V.graph)) if V.graph is not None else None
+        return None if record is None else record.choice_failures
+
+    return failures_of
+
+
 def capture_records(capture: Capture) -> list[Patch]:
     return [
+        choice_failures.observer(_choice_failures_of(capture)),
         Patch(
             id="capture-recompile-reasons",
             layer="capture",
