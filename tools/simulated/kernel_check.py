@@ -15,6 +15,7 @@ from npu_inductor_compat.patching import Patch
 from npu_inductor_compat.tools.simulated.triton_ascend_site import (
     KernelCheckUnavailable,
     TritonAscend,
+    confine_triton,
     locate,
     worker_env,
 )
@@ -68,6 +69,7 @@ def lower(
     env = worker_env(triton_ascend)
     with tempfile.TemporaryDirectory(prefix="npu_kernel_check_cache_") as cache:
         env.setdefault("TORCHINDUCTOR_CACHE_DIR", cache)  # what the worker's Inductor writes goes with it
+        confine_triton(env, cache)
         return _lower(files, env, timeout, torch_npu, environment, records)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import hashlib
 import importlib.util
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ import tempfile
 import time
 import traceback
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -233,45 +235,66 @@ def _worker(  # pragma: no cover
                 "error": None,
                 "seconds": {},
             }
-            stage = STAGES[0]
-            emit({"event": "start", "key": key, "file": file, "kernel": name, "config": kwargs, "stage": stage})
-            try:
-                began = time.perf_counter()
-                if torch_npu is None:
-                    ir_module, options = _stock_ttir(backend, fn, triton_meta, config)
-                    config_backend = backend
-                else:
-                    ir_module, config_backend, options = _torch_npu_ttir(autotuner, config)
-                result["seconds"][stage], result["stage"] = round(time.perf_counter() - began, 3), stage
-                metadata = {"hash": key, "target": config_backend.target, **options.__dict__}
-                stages: dict[str, Any] = {}
-                config_backend.add_stages(stages, options)
-                for stage, backend_stage in (("ttir-passes", "ttir"), ("linalg", "ttadapter")):  # not npubin
-                    if backend_stage not in stages:
-                        # a SIMT-only config (force_simt_only): triton-ascend's add_stages (backends/ascend/
-                        # compiler.py) goes from TTIR straight to an NPU binary (CANN), with no linalg stage
-                        result["note"] = f"no {stage} stage: triton-ascend compiles this config from TTIR with CANN"
-                        break
-                    emit(
-                        {
-                            "event": "start",
-                            "key": key,
-                            "file": file,
-                            "kernel": name,
-                            "config": kwargs,
-                            "stage": stage,
-                            "reached": result["stage"],
-                        }
-                    )
-                    began = time.perf_counter()
-                    ir_module = stages[backend_stage](ir_module, metadata)
-                    result["seconds"][stage], result["stage"] = round(time.perf_counter() - began, 3), stage
-                result["ok"] = True
-            except Exception as err:
-                result["error"] = f"{stage}: {_compiler_message(err)}"
+
+            started = _announcing(key, file, name, kwargs)
+            ours = autotuner if torch_npu is not None else None
+            through_stages(result, key, ours, fn, triton_meta, config, backend, started)
             emit({"event": "result", "key": key, "result": result})
     stack.close()
     return 0
+
+
+def _announcing(key: str, file: str, kernel: str, config: dict[str, Any]) -> Callable[[str, str | None], None]:
+    """Tell the codegen process which stage of which config starts (a hang is charged to it)."""
+
+    def started(stage: str, reached: str | None) -> None:
+        event = {"event": "start", "key": key, "file": file, "kernel": kernel, "config": config, "stage": stage}
+        emit({**event, "reached": reached} if reached is not None else event)
+
+    return started
+
+
+def through_stages(
+    result: dict[str, Any],
+    key: str,
+    autotuner: Any,
+    fn: Any,
+    triton_meta: dict[str, Any],
+    config: Any,
+    backend: Any = None,
+    started: Callable[[str, str | None], None] = lambda stage, reached: None,
+) -> None:
+    """One config to TTIR, TTIR passes, then linalg (not npubin), recording into ``result`` (``stage`` reached,
+    ``ok``, ``error``: the compiler's message, ``seconds`` per stage, ``note``). ``autotuner``: torch_npu's, whose
+    own precompile builds the TTIR (None: a stock kernel, ``fn`` compiled with ``triton_meta`` for triton-ascend's
+    ``backend``). ``started(stage, reached)`` is told before each stage."""
+    stage = STAGES[0]
+    started(stage, None)
+    try:
+        began = time.perf_counter()
+        if autotuner is None:
+            ir_module, options = _stock_ttir(backend, fn, triton_meta, config)
+        else:
+            ir_module, backend, options = _torch_npu_ttir(autotuner, config)
+        result["seconds"][stage], result["stage"] = round(time.perf_counter() - began, 3), stage
+        # a hex digest, as triton.compile's hash: a debug compile (torch sets debug for its templates) dumps each
+        # stage under it (triton/runtime/cache.py get_dump_manager reads it as hex)
+        metadata = {"hash": hashlib.sha256(key.encode()).hexdigest(), "target": backend.target, **options.__dict__}
+        stages: dict[str, Any] = {}
+        backend.add_stages(stages, options)
+        for stage, backend_stage in (("ttir-passes", "ttir"), ("linalg", "ttadapter")):  # not npubin
+            if backend_stage not in stages:
+                # a SIMT-only config (force_simt_only): triton-ascend's add_stages (backends/ascend/
+                # compiler.py) goes from TTIR straight to an NPU binary (CANN), with no linalg stage
+                result["note"] = f"no {stage} stage: triton-ascend compiles this config from TTIR with CANN"
+                break
+            started(stage, result["stage"])
+            began = time.perf_counter()
+            ir_module = stages[backend_stage](ir_module, metadata)
+            result["seconds"][stage], result["stage"] = round(time.perf_counter() - began, 3), stage
+        result["ok"] = True
+    except Exception as err:
+        result["error"] = f"{stage}: {_compiler_message(err)}"
 
 
 def _failure(file: str | None, message: str) -> dict[str, Any]:

@@ -91,3 +91,10 @@ def worker_env(triton_ascend: TritonAscend) -> dict[str, str]:
     if triton_ascend.site is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(triton_ascend.site), env.get("PYTHONPATH")]))
     return env
+
+
+def confine_triton(env: dict[str, str], folder: str) -> None:
+    """Triton's own cache and a debug compile's stage dumps (triton/runtime/cache.py: TRITON_CACHE_DIR,
+    TRITON_DUMP_DIR, else under ~/.triton) go into the worker's ``folder``, never the user's home."""
+    env["TRITON_CACHE_DIR"] = os.path.join(folder, "triton-cache")
+    env["TRITON_DUMP_DIR"] = os.path.join(folder, "triton-dump")

@@ -1,5 +1,5 @@
-"""The codegen process's end of torch_npu's TTIR check: :class:`TtirCheckWorker` sends each kernel's source to one
-persistent triton-ascend worker (ttir_check_worker.py) and reads its answer."""
+"""The codegen process's end of torch_npu's TTIR check and template precompile: :class:`TtirCheckWorker` sends each
+kernel's source to one persistent triton-ascend worker (ttir_check_worker.py) and reads its answer."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ import threading
 import time
 from typing import Any
 
-from npu_inductor_compat.tools.simulated.triton_ascend_site import KernelCheckUnavailable, locate, worker_env
+from npu_inductor_compat.tools.simulated.triton_ascend_site import (
+    KernelCheckUnavailable,
+    confine_triton,
+    locate,
+    worker_env,
+)
 from npu_inductor_compat.tools.simulated.worker_protocol import exit_text, tail
 
 TTIR_WORKER = "--ttir-check-worker"  # the worker's first argument (ttir_check_worker.py)
@@ -33,6 +38,9 @@ class TtirCheckWorker:
     ``_select_ttir_test_config``), whose ``_make_ttir_module_from_cfg`` builds torch_npu's ASTSource and
     triton-ascend options and calls triton-ascend's ``ast_to_ttir`` (triton/compiler/code_generator.py). "failed" is
     what that raised (torch_npu's NoTritonConfigsError with the compiler's message), as on an NPU host.
+    ``precompile(kernel, source)`` runs a template choice's precompile there (select_algorithm compiles each choice
+    of a template in order and takes the first that compiles): its autotuner's configs through torch_npu's
+    ``_precompile_config`` and triton-ascend's front end.
 
     One worker serves the whole run: started at the first check (it loads torch, torch_npu's backend and
     triton-ascend, about 15 s), kept for every later kernel, stopped by :meth:`close` (and at exit; a worker whose
@@ -40,13 +48,14 @@ class TtirCheckWorker:
     check (an ``error`` naming how it ended, with its stderr's tail) and is started afresh for the next; one that
     cannot start makes every check an ``error`` saying why. Never a silent pass."""
 
-    def __init__(self, release: str, target: str, start_timeout: float = START_TIMEOUT) -> None:
+    def __init__(self, release: str, target: str | None, start_timeout: float = START_TIMEOUT) -> None:
         self.release = release  # the torch_npu release the codegen process runs
-        self.target = target  # "module:Class.method" of torch_npu's check
+        self.target = target  # "module:Class.method" of torch_npu's check; None: the release has none
         self.start_timeout = start_timeout
         self.check_timeout = CHECK_TIMEOUT
         self.info: dict[str, Any] = {
-            "runs": f"{target} (torch_npu {release}'s own), in a worker process over triton-ascend",
+            "runs": f"{target or 'no TTIR check'} (torch_npu {release}'s own), and template precompiles, in a "
+            "worker process over triton-ascend",
             "triton_ascend": None,
             "source": None,
             "unstubbed": [],
@@ -76,6 +85,14 @@ class TtirCheckWorker:
     def check(self, source: str) -> dict[str, Any]:
         """``result``: "passed", "failed" (``error``: the compiler's, ``traceback``: the worker's) or "error" (the
         check could not run: ``error`` says why); ``seconds``."""
+        return self._request({"source": source})
+
+    def precompile(self, kernel: str, source: str) -> dict[str, Any]:
+        """A template choice's precompile, as torch_npu runs it on a host (ttir_check_worker.py _Precompiler):
+        the answer of :meth:`check`, with ``configs`` (each config's stage reached and error) when it ran."""
+        return self._request({"kind": "precompile", "kernel": kernel, "source": source})
+
+    def _request(self, payload: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             if self._unavailable is None and self._process is None:
                 try:
@@ -89,7 +106,7 @@ class TtirCheckWorker:
             self._requests += 1
             began = time.perf_counter()
             try:
-                self._process.stdin.write(json.dumps({"id": self._requests, "source": source}) + "\n")
+                self._process.stdin.write(json.dumps({"id": self._requests, **payload}) + "\n")
                 self._process.stdin.flush()
                 answer = self._answer(self.check_timeout)
             except (OSError, ValueError):  # its end of the pipe is closed: it died
@@ -101,8 +118,9 @@ class TtirCheckWorker:
             for name in answer.get("missing_stubs", []):
                 if name not in self.info["missing_stubs"]:
                     self.info["missing_stubs"].append(name)
+            configs = {"configs": answer["configs"]} if "configs" in answer else {}
             if answer["ok"]:
-                return {"result": "passed", "error": None, "seconds": answer["seconds"]}
+                return {"result": "passed", "error": None, "seconds": answer["seconds"], **configs}
             return {
                 "result": "error" if answer.get("worker_error") else "failed",
                 "error": answer["error"],
@@ -122,11 +140,12 @@ class TtirCheckWorker:
         env = worker_env(triton_ascend)
         self._cache = tempfile.mkdtemp(prefix="npu_ttir_check_")
         env["TORCHINDUCTOR_CACHE_DIR"] = self._cache  # PyCodeCache.load writes each checked kernel there
+        confine_triton(env, self._cache)
         command = [sys.executable, "-m", "npu_inductor_compat.tools.simulated.ttir_check_worker", TTIR_WORKER]
         self._answers, self._stderr = queue.Queue(), collections.deque(maxlen=200)
         began = time.perf_counter()
         self._process = subprocess.Popen(
-            [*command, self.release, self.target],
+            [*command, self.release, self.target or ""],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -1,5 +1,5 @@
-"""The worker end of torch_npu's TTIR check (runs under triton-ascend): torch_npu's own ``make_ttir_for_check`` on
-each kernel source sent on stdin, one JSON answer a line (ttir_check.py is the codegen process's end)."""
+"""The worker end of torch_npu's TTIR check and template precompile (runs under triton-ascend): each request on
+stdin, one JSON answer a line (ttir_check.py is the codegen process's end)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,46 @@ def _loading_as_on_the_host() -> Iterator[None]:
         PyCodeCache.load = original  # type: ignore[method-assign]
 
 
+class PrecompileFailed(RuntimeError):
+    """No config of a template choice got through triton-ascend's front end (what torch_npu's precompile raises
+    then: NoTritonConfigsError, runtime/triton_heuristics.py ``_precompile_configs``); the first config's error."""
+
+
+class _Precompiler:
+    """A template choice's precompile as torch_npu runs it on an Ascend host (its autotuner's ``precompile``: each
+    config through ``_precompile_config`` to ``triton.compile``; an error when none compiles), with triton-ascend's
+    ``triton.compile`` run up to linalg (kernel_lowering.through_stages; npubin needs CANN)."""
+
+    def __init__(self) -> None:
+        self._modules: str | None = None
+
+    def lower(self, kernel: str, source: str) -> list[dict[str, Any]]:
+        import tempfile
+        from pathlib import Path
+
+        from npu_inductor_compat.tools.simulated import kernel_lowering
+        from npu_inductor_compat.tools.simulated.kernel_params import driver_selection_inert
+
+        if self._modules is None:
+            kernel_lowering._stop_at_triton_compile()  # triton.compile's arguments, then the stages here
+            self._modules = tempfile.mkdtemp(prefix="npu_template_precompile_")
+        file = Path(self._modules) / f"{kernel}.py"
+        file.write_text(source)
+        with driver_selection_inert():
+            name, autotuner = kernel_lowering._load_kernel(file, Path(self._modules))
+            if isinstance(getattr(autotuner, "triton_meta", None), dict):
+                as_on_the_host(autotuner.triton_meta, constexpr_names(autotuner.fn))
+            results = []
+            for number, config in enumerate(autotuner.configs):
+                result: dict[str, Any] = {"kernel": name, "config": dict(config.kwargs), "stage": None}
+                result.update(ok=False, error=None, seconds={})
+                kernel_lowering.through_stages(result, f"{name}::{number}", autotuner, autotuner.fn, {}, config)
+                results.append(result)
+        if not any(result["ok"] for result in results):
+            raise PrecompileFailed(results[0]["error"] if results else f"{name} has no config")
+        return results
+
+
 def _check_message(error: BaseException) -> str:
     """The check's error in the compiler's words: torch_npu's NoTritonConfigsError carries the compiler's message,
     then the worker's stack trace (kept apart, as the check's traceback)."""
@@ -57,23 +97,31 @@ def _check_message(error: BaseException) -> str:
 
 def _ttir_worker(release: str, target: str) -> int:  # pragma: no cover - runs under triton-ascend
     """The worker end: torch_npu ``release``'s environment, then one JSON request a line on stdin (``id``,
-    ``source``: the kernel source torch_npu's scheduling passed to its check), one answer each: ``ok``, ``error``,
-    ``traceback``, ``worker_error`` (the failure is this tool's, e.g. a missing stub, not the compiler's)."""
+    ``source``: the kernel source torch_npu's scheduling passed to its check, ``target``'s; or ``kind``
+    "precompile", ``kernel`` and its module ``source``: a template choice), one answer each: ``ok``, ``error``,
+    ``traceback``, ``worker_error`` (the failure is this tool's, e.g. a missing stub, not the compiler's), and for a
+    precompile ``configs``: each config's result (kernel_lowering.through_stages)."""
     from npu_inductor_compat.tools.simulated.not_simulated import NotSimulatedError
 
     open_channel()
     began = time.perf_counter()
     try:
         with torch_npu_environment(release) as environment, _loading_as_on_the_host():
-            instance, check = _resolve_method(target)
+            instance, check = _resolve_method(target) if target else (None, None)
             ready = {key: value for key, value in environment.items() if key != "missing_stubs"}
             emit({"event": "ready", "seconds": round(time.perf_counter() - began, 1), **ready})
+            precompiling = _Precompiler()
             while line := sys.stdin.readline():
                 request = json.loads(line)
                 answer: dict[str, Any] = {"event": "checked", "id": request["id"], "ok": True, "error": None}
                 began = time.perf_counter()
                 try:
-                    check(instance, request["source"])
+                    if request.get("kind") == "precompile":
+                        answer["configs"] = precompiling.lower(request["kernel"], request["source"])
+                    elif check is None:
+                        raise RuntimeError(f"torch_npu {release} has no TTIR check to run")
+                    else:
+                        check(instance, request["source"])
                 except Exception as err:
                     answer.update(ok=False, error=_check_message(err), traceback=tail(traceback.format_exc(), 80))
                     answer["worker_error"] = isinstance(err, NotSimulatedError)

@@ -11,7 +11,15 @@ from typing import Any
 from npu_inductor_compat.patching import wraps_original
 from npu_inductor_compat.tools.simulated.wheel_targets import COMBINED_SCHEDULING
 
-__all__ = ["EVENTS", "Events", "TtirCheckFailed", "observing_linear_fallback", "replacing_ttir_check"]
+__all__ = [
+    "EVENTS",
+    "Events",
+    "TemplatePrecompileFailed",
+    "TtirCheckFailed",
+    "observing_linear_fallback",
+    "replacing_template_precompile",
+    "replacing_ttir_check",
+]
 
 
 @dataclass
@@ -22,7 +30,8 @@ class Events:
 
     fallbacks: list[dict[str, Any]] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)
-    ttir_worker: Any = None  # ttir_check.TtirCheckWorker, once the TTIR-check record is applied
+    ttir_worker: Any = None  # ttir_check.TtirCheckWorker, once the TTIR-check or precompile record is applied
+    precompiles: list[dict[str, Any]] = field(default_factory=list)  # template choices compiled, in order
     # Inductor options torch_npu's loading changed: key -> {"before", "after"[, "codegen": what codegen uses]}
     config_changes: dict[str, dict[str, str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -33,6 +42,7 @@ class Events:
             found = {
                 "fallbacks": list(self.fallbacks),
                 "checks": list(self.checks),
+                "precompiles": list(self.precompiles),
                 "config_changes": dict(self.config_changes),
             }
         if self.ttir_worker is not None:  # how the checks ran: the worker, its triton-ascend, what it bridged
@@ -153,5 +163,52 @@ def replacing_ttir_check(events: Events, worker: Any) -> Callable[[Any], Any]:
                 raise TtirCheckFailed(f"torch_npu's TTIR check {answer['result']}: {answer['error']}")
 
         return make_ttir_for_check
+
+    return replacement
+
+
+class TemplatePrecompileFailed(RuntimeError):
+    """A template choice did not get through triton-ascend's front end (or could not be compiled here): raised
+    where torch_npu's precompile raises on a host, so its select_algorithm tries the next choice."""
+
+
+def _device_type(request: Any) -> str | None:
+    meta = getattr(request, "output_tensor_meta", None)
+    meta = meta[0] if isinstance(meta, (list, tuple)) and meta else meta
+    return getattr(getattr(meta, "device", None), "type", None)
+
+
+def replacing_template_precompile(events: Events, worker: Any) -> Callable[[Any], Any]:
+    """A Triton template choice's precompile for device "npu" sent to ``worker`` (ttir_check.TtirCheckWorker):
+    its module compiled as torch_npu compiles it on a host, up to linalg; each recorded, and
+    :class:`TemplatePrecompileFailed` unless it passed. Other devices' choices compile as upstream does."""
+
+    def replacement(original: Any) -> Any:
+        events.ttir_worker = worker
+
+        @wraps_original(original)
+        def precompile(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if _device_type(self) != "npu":
+                return original(self, *args, **kwargs)
+            from pathlib import Path
+
+            answer = worker.precompile(self.kernel_name, Path(self.module_path).read_text())
+            configs = answer.get("configs") or []
+            with events._lock:
+                events.precompiles.append(
+                    {
+                        "choice": self.kernel_name,
+                        "result": answer["result"],
+                        "error": answer["error"],
+                        "configs": len(configs),
+                        "lowered": sum(1 for config in configs if config.get("ok")),
+                        "seconds": answer["seconds"],
+                    }
+                )
+            if answer["result"] != "passed":
+                raise TemplatePrecompileFailed(f"triton-ascend's compile {answer['result']}: {answer['error']}")
+            return None
+
+        return precompile
 
     return replacement

@@ -11,7 +11,12 @@ from typing import Any
 
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 from npu_inductor_compat.tools.simulated.wheel_depth import WheelDepth
-from npu_inductor_compat.tools.simulated.wheel_events import Events, observing_linear_fallback, replacing_ttir_check
+from npu_inductor_compat.tools.simulated.wheel_events import (
+    Events,
+    observing_linear_fallback,
+    replacing_template_precompile,
+    replacing_ttir_check,
+)
 from npu_inductor_compat.tools.simulated.wheel_release import PACKAGE, PROVIDER_NAME
 from npu_inductor_compat.tools.simulated.wheel_targets import release_targets
 
@@ -62,10 +67,7 @@ TTIR_CHECK = (
 )
 
 
-def _ttir_check_record(events: Events, release: str, target: str) -> Patch:
-    from npu_inductor_compat.tools.simulated.ttir_check import TtirCheckWorker
-
-    worker = TtirCheckWorker(release, target)  # no process until the first check
+def _ttir_check_record(events: Events, release: str, target: str, worker: Any) -> Patch:
     return Patch(
         id="torch-npu-wheel-ttir-check",
         layer=PROVIDER_NAME,
@@ -76,6 +78,27 @@ def _ttir_check_record(events: Events, release: str, target: str) -> Patch:
         remove_when="never while triton-ascend and torch's triton cannot share a process",
         changes=(Change(target, replacing_ttir_check(events, worker)),),
         refresh=worker.close,  # after undo: the worker stops (a check would start it again)
+    )
+
+
+TEMPLATE_PRECOMPILE = "torch._inductor.autotune_process:TritonBenchmarkRequest.precompile"
+
+
+def _template_precompile_record(events: Events, release: str, worker: Any) -> Patch:
+    return Patch(
+        id="torch-npu-wheel-template-precompile",
+        layer=PROVIDER_NAME,
+        why="torch_npu's select_algorithm compiles a template's choices in order and takes the first that compiles "
+        "(flex attention and decoding: _nobench_select_first_compilable); the compile is triton-ascend's "
+        "(_precompile_config imports triton.backends.ascend.compiler, then triton.compile for the npu target), "
+        "which never shares a process with torch's triton, so here every choice failed and the lowering raised "
+        "NoValidChoicesError. Each npu choice is compiled in the triton-ascend worker instead, as torch_npu's "
+        "precompile does it, up to linalg (npubin needs CANN); a choice that does not get through fails as on a host",
+        upstream=f"{TEMPLATE_PRECOMPILE} (torch_npu {release}'s templates use torch's benchmark requests; its "
+        "autotuner's precompile: runtime/triton_heuristics.py _precompile_config)",
+        remove_when="never while triton-ascend and torch's triton cannot share a process",
+        changes=(Change(TEMPLATE_PRECOMPILE, replacing_template_precompile(events, worker)),),
+        refresh=worker.close,
     )
 
 
@@ -289,8 +312,12 @@ def provider_records(events: Events, release: str) -> tuple[Patch, ...]:
                 changes=(Change(targets.helpers_extension, _extension_without_ops, must_exist=False),),
             )
         )
+    from npu_inductor_compat.tools.simulated.ttir_check import TtirCheckWorker
+
+    worker = TtirCheckWorker(release, targets.ttir_check)  # no process until the first check or precompile
     if targets.ttir_check is not None:
-        records.append(_ttir_check_record(events, release, targets.ttir_check))
+        records.append(_ttir_check_record(events, release, targets.ttir_check, worker))
+    records.append(_template_precompile_record(events, release, worker))
     if targets.linear_fallback is not None:
         records.append(
             Patch(
