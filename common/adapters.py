@@ -44,4 +44,6 @@ class LineAdapters:
     # cpp-wrapper-workspace-locks: this line's NPU C++ wrapper class (imports Inductor when called), and the extra
     # changes the line needs for it (e.g. the precompiled wrapper header, torch >= 2.9).
     cpp_wrapper_class: Callable[[], type]
+    # torch-npu-flex-lowerings-kept: the module defining torch's flex_attention and flex_attention_backward lowerings
+    flex_lowerings: str
     cpp_wrapper_changes: tuple[Change, ...] = ()

@@ -14,6 +14,7 @@ from npu_inductor_compat.common import (
     launch_fixes,
     torch_npu_constant_load,
     torch_npu_fixes,
+    torch_npu_flex_lowering,
     torch_npu_hint_numels,
     torch_npu_late_fixes,
     torch_npu_load_order,
@@ -43,6 +44,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         *torch_npu_constant_load.FIXES,
         *torch_npu_store.FIXES,
         *torch_npu_long_rows.FIXES,
+        torch_npu_flex_lowering.flex_lowerings_kept(adapters),
     )
 
 

@@ -171,6 +171,13 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "probe reads its source",
     ),
     Hook(
+        "scheduling-define-kernel",
+        ("torch_npu._inductor.codegen.scheduling:NPUTritonScheduling.define_kernel",),
+        "common/torch_npu_flex_lowering.py torch-npu-flex-lowerings-kept lets torch's template codegen call it "
+        "(src_code, node_schedule, kernel) without traced_graph_hash",
+        Call(positional=3),
+    ),
+    Hook(
         "index-kernel-store-reduction",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.store_reduction",),
         "common/torch_npu_store.py torch-npu-persistent-reduction-store wraps it as it wraps store",

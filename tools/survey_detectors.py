@@ -42,6 +42,25 @@ def _own_flex_lowering(sources: Sources) -> list[str]:
     return [name for name in _flex_files(sources) if _FLEX_LOWERING.search(sources.text(name) or "")]
 
 
+def _flex_lowering_kept(sources: Sources) -> Finding:
+    """Carried where the release registers its own flex lowering, or makes no fallback of ops off its list (the bug:
+    lowering.py _register_npu_inductor_fallbacks turns every lowering not in lowering_op_list.py's GENERATE_LIST into
+    a fallback, flex attention's higher-order ops included)."""
+    own = _own_flex_lowering(sources)
+    if own:
+        return Finding(True, f"registers its own flex_attention lowering ({', '.join(own)})")
+    listed = sources.text("torch_npu/_inductor/lowering_op_list.py") or ""
+    if "flex_attention" in listed:
+        return Finding(True, "lowering_op_list.py keeps flex_attention's lowering")
+    if "_register_npu_inductor_fallbacks" not in (sources.text("torch_npu/_inductor/lowering.py") or ""):
+        return Finding(True, "makes no fallback of lowerings off a list: torch's flex lowering stays")
+    return Finding(
+        False,
+        "lowering.py _register_npu_inductor_fallbacks makes a fallback of every lowering not on its GENERATE_LIST, "
+        "flex attention's included, and it registers no flex lowering of its own",
+    )
+
+
 def _symbolic_grid_functions(tree: ast.Module) -> set[str]:
     names = set()
     for node in module_scope(tree.body):
@@ -443,6 +462,11 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "torch-npu-long-rows-tiles",
         "triton_config_npu_index keeps a config with sub-block sizes when its tile generator gives none",
         lambda sources: Finding(*survey_late_fixes.keeps_tiles_without_a_tile(sources)),
+    ),
+    Detector(
+        "torch-npu-flex-lowerings-kept",
+        "flex attention keeps a lowering for npu: torch_npu registers its own, or makes no fallback of torch's",
+        lambda sources: _flex_lowering_kept(sources),
     ),
     Detector(
         "torch-npu-numels-pinned",

@@ -47,5 +47,6 @@ ADAPTERS = LineAdapters(
     # of heuristics/template/registry.py, which re-exports it (2.14.1 template_heuristics/__init__.py)
     template_heuristic_registry=template_heuristics.FIRST_REGISTRY_MODULE,
     cpp_wrapper_class=launch_fixes.npu_cpp_wrapper_split_includes,
+    flex_lowerings="torch._inductor.kernel.flex.flex_attention",
     cpp_wrapper_changes=(launch_fixes.PRECOMPILED_HEADER_CHANGE,),
 )

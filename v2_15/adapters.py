@@ -55,5 +55,6 @@ ADAPTERS = LineAdapters(
     # registers torch's own template heuristics, which importing heuristics/registry.py alone does not
     template_heuristic_registry="torch._inductor.heuristics.template.registry",
     cpp_wrapper_class=launch_fixes.npu_cpp_wrapper_split_includes,
+    flex_lowerings="torch._inductor.kernel.flex.flex_attention",
     cpp_wrapper_changes=(launch_fixes.PRECOMPILED_HEADER_CHANGE,),
 )

@@ -17,6 +17,7 @@ ADAPTERS = LineAdapters(
     npu_benchmark=triton_layers.benchmark_without_device_type,
     template_heuristic_registry=None,  # no registry before 2.9: GEMM configs come from get_config_heuristics
     cpp_wrapper_class=launch_fixes.npu_cpp_wrapper,
+    flex_lowerings="torch._inductor.kernel.flex_attention",
     # no precompiled cpp_wrapper header on this line
     cpp_wrapper_changes=(),
 )

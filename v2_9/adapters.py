@@ -17,5 +17,6 @@ ADAPTERS = LineAdapters(
     npu_benchmark=triton_layers.benchmark_without_device_type,
     template_heuristic_registry=template_heuristics.FIRST_REGISTRY_MODULE,
     cpp_wrapper_class=launch_fixes.npu_cpp_wrapper,
+    flex_lowerings="torch._inductor.kernel.flex.flex_attention",
     cpp_wrapper_changes=(launch_fixes.PRECOMPILED_HEADER_CHANGE,),
 )

@@ -1,0 +1,96 @@
+"""Record torch-npu-flex-lowerings-kept: torch's own flex attention lowerings back where a torch_npu release turned
+them into fallbacks that cannot take flex's subgraphs. Importing this module imports no torch module."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from npu_inductor_compat.common import torch_npu_names
+from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.patching import Change, Patch, wraps_original
+
+LOWERINGS = "torch._inductor.lowering:lowerings"
+# the higher-order op -> the name of torch's lowering function for it, in the line's flex module
+FLEX_OPS = {
+    "torch:ops.higher_order.flex_attention": "flex_attention",
+    "torch:ops.higher_order.flex_attention_backward": "flex_attention_backward",
+}
+
+
+def _is_fallback(lowering: Any) -> bool:
+    """torch's fallback_handler marks its handler, and register_lowering's functools.wraps copies the mark (every
+    torch from 2.7.1 to 2.15.0: lowering.py fallback_handler, ``handler._is_fallback_handler = True``)."""
+    return bool(getattr(lowering, "_is_fallback_handler", False))
+
+
+def _flex_lowered_by_a_fallback() -> bool:
+    import torch
+    from torch._inductor import lowering
+
+    ops = (torch.ops.higher_order.flex_attention, torch.ops.higher_order.flex_attention_backward)
+    return any(_is_fallback(lowering.lowerings.get(op)) for op in ops)
+
+
+def _torchs_lowering(module: str, function: str) -> Callable[[Any], Any]:
+    """The lowering torch registered for the op: its flex module's function as ``register_lowering`` left it (the
+    decorator returns the very object it put in ``lowerings``: lowering.py _register_lowering, 2.7.1-2.15.0)."""
+
+    def replacement(_old: Any) -> Any:
+        return getattr(importlib.import_module(module), function)
+
+    return replacement
+
+
+DEFINE_KERNEL = torch_npu_names.qualname("scheduling-define-kernel")
+
+
+def _as_torch_calls_it(original: Callable[..., Any]) -> Callable[..., Any]:
+    """torch's template codegen calls ``define_kernel(src_code, node_schedule, kernel)`` and takes the kernel's name
+    back (simd.py _codegen_single_template); torch_npu's requires a traced_graph_hash and returns ``(name, source)``
+    for its own caller (scheduling.py codegen_node). Called torch's way, the hash is None (torch_npu reads it only
+    when truthy: its debug-dump placeholders) and the name alone comes back; torch_npu's own calls are untouched."""
+
+    @wraps_original(original)
+    def define_kernel(self: Any, src_code: Any, node_schedule: Any, kernel: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or "traced_graph_hash" in kwargs:
+            return original(self, src_code, node_schedule, kernel, *args, **kwargs)
+        found = original(self, src_code, node_schedule, kernel, None)
+        return found[0] if isinstance(found, tuple) else found
+
+    return define_kernel
+
+
+def flex_lowerings_kept(adapters: LineAdapters) -> Patch:
+    return Patch(
+        id="torch-npu-flex-lowerings-kept",
+        layer="fix",
+        why=(
+            "torch_npu 2.8.0.post5, 2.9.1, 2.11.0.post3 and 2.12.0.post3 make a fallback of every lowering not on "
+            "their list (lowering.py _register_npu_inductor_fallbacks; lowering_op_list.py GENERATE_LIST), flex "
+            "attention's two higher-order ops included, and have no flex kernels of their own; a fallback cannot "
+            "take flex's score and mask subgraphs, so every flex attention on npu fails to lower (\"'Subgraph' "
+            "object has no attribute 'dtype'\", torch's FallbackKernel). torch's own flex lowerings are put back "
+            "for those two ops, as torch_npu's other releases register their own; and their scheduling's "
+            "define_kernel answers torch's template codegen as torch's does (it requires a traced_graph_hash torch "
+            "never passes, and returns (name, source) where torch takes the name: the template's call would be a "
+            "tuple)"
+        ),
+        upstream=(
+            "torch_npu 2.8.0.post5, 2.9.1, 2.11.0.post3, 2.12.0.post3 lowering.py _register_npu_inductor_fallbacks; "
+            "unfixed on branches v2.8.0, v2.11.0, v2.12.0; 2.7.1.post11, 2.9.0.post9, 2.10.0.post7, 2.13.0, 2.14.0 "
+            "and master replace the lowering with their own (lowering_override_list.py, kernel/flex_attention.py); "
+            "report text in docs/torch-npu-reports.md"
+        ),
+        remove_when="every torch_npu release in use keeps or replaces flex attention's lowering (the probe then says "
+        "not needed)",
+        changes=(
+            *(
+                Change(LOWERINGS, _torchs_lowering(adapters.flex_lowerings, function), kind="dict_item", key_at=op)
+                for op, function in FLEX_OPS.items()
+            ),
+            Change(DEFINE_KERNEL, _as_torch_calls_it, optional=True),
+        ),
+        upstream_has_fix=lambda: not _flex_lowered_by_a_fallback(),
+    )
