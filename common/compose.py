@@ -45,6 +45,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         *torch_npu_store.FIXES,
         *torch_npu_long_rows.FIXES,
         torch_npu_flex_lowering.flex_lowerings_kept(adapters),
+        *torch_npu_flex_lowering.FIXES,
     )
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+from npu_inductor_compat.common import torch_npu_names
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 
@@ -131,6 +132,7 @@ def decoding_asks_cuda() -> bool:
 
 DECODING_SPLIT_FROM_DEVICE = Patch(
     id="flex-decoding-split-from-device",
+    proven_by=("tests/test_flex_decoding_split.py::test_without_its_record_flex_decoding_asks_cuda_and_fails",),
     layer="fix",
     why=(
         "flex decoding (short queries) sizes its split from torch.cuda's SM count for every device: lowering it "
@@ -138,9 +140,11 @@ DECODING_SPLIT_FROM_DEVICE = Patch(
     ),
     upstream="torch >= 2.9 kernel/flex/flex_decoding.py get_split_k",
     remove_when="upstream asks the device's own interface for the SM count",
-    # flex_attention imported create_flex_decoding_kernel by name: that is the name its lowering looks up
+    # flex_attention imported create_flex_decoding_kernel by name: that is the name its lowering looks up; so did
+    # torch_npu 2.9.0.post9's own flex lowering (its kernel/flex_attention.py)
     changes=(
         Change(f"{FLEX_PACKAGE}.flex_attention:create_flex_decoding_kernel", asking_the_device),
+        Change(torch_npu_names.qualname("flex-decoding-kernel"), asking_the_device, optional=True),
         *CUDA_QUERY_CHANGES,
     ),
     upstream_has_fix=lambda: not decoding_asks_cuda(),

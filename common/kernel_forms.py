@@ -40,6 +40,10 @@ def _var_mean_lowered_elsewhere() -> bool:
 
 VARIANCE_TWO_STEP = Patch(
     id="npu-variance-two-step",
+    proven_by=(
+        "tests/test_kernel_forms.py::test_class_b_a_looped_variance_is_accepted_with_its_record",
+        "tests/test_layer_norm.py::test_layer_norm_forward_and_backward_compile_on_npu_with_stock_inductor",
+    ),
     layer="fix",
     why=(
         "var_mean (layer_norm, batch_norm, var, std) over a looped reduction lowers to a Welford reduction, one "
@@ -111,6 +115,9 @@ def _shifted(var: Any, size: Any) -> Any:
 
 INDEX_WRAP_AS_SHIFT = Patch(
     id="npu-index-wrap-as-shift",
+    proven_by=(
+        "tests/test_kernel_forms.py::test_class_a_a_gather_through_the_index_wrap_at_xblock_1_is_accepted_with_its_record",
+    ),
     layer="fix",
     why=(
         "a gather whose index may be negative (embedding, x[idx]) loads through Inductor's wrap "

@@ -73,6 +73,9 @@ def _constant_load_reshaped(original: Callable[..., Any]) -> Callable[..., Any]:
 
 CONSTANT_LOAD_RESHAPE = Patch(
     id="torch-npu-constant-load-reshape",
+    proven_by=(
+        "tests/test_torch_npu_constant_load.py::test_the_record_reshapes_the_loss_gradient_and_the_kernel_compiles_and_is_right",
+    ),
     layer="fix",
     why=(
         "torch_npu's index kernel gives a load at a constant index (a 0-d tensor such as a sum's gradient) one size-1 "

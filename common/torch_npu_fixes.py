@@ -111,6 +111,9 @@ def filter_masks_keeps_guard() -> bool:
 
 MASKED_LOAD_SIZE_SYMBOLS = Patch(
     id="torch-npu-masked-load-size-symbols",
+    proven_by=(
+        "tests/test_torch_npu_fixes.py::test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it",
+    ),
     layer="fix",
     why=(
         "torch_npu's index kernel drops the mask guarding a load in a masked subblock when the subblock's mask names "
@@ -211,6 +214,9 @@ def persistent_reduction_fits() -> bool:
 
 PERSISTENT_REDUCTION_UB = Patch(
     id="torch-npu-persistent-reduction-ub",
+    proven_by=(
+        "tests/test_torch_npu_fixes.py::test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it",
+    ),
     layer="fix",
     why=(
         "torch_npu's index kernel makes reductions of up to 4096 elements persistent on every SoC, which overflows "
@@ -277,6 +283,7 @@ def argreduce_helpers_reduce_twice() -> bool:
 
 LOOPED_ARGREDUCE_INDEX = Patch(
     id="torch-npu-looped-argreduce-index",
+    proven_by=("tests/test_torch_npu_fixes.py::test_a_looped_argmax_reduces_value_and_index_apart_under_the_record",),
     layer="fix",
     why=(
         "torch_npu's kernels end an argmax/argmin with torch's max_with_index/min_with_index, one tl.reduce over "

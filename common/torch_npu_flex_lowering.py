@@ -1,8 +1,9 @@
-"""Record torch-npu-flex-lowerings-kept: torch's own flex attention lowerings back where a torch_npu release turned
-them into fallbacks that cannot take flex's subgraphs. Importing this module imports no torch module."""
+"""Records for flex attention under torch_npu's own lowering code: torch's flex lowerings back where a release made
+them fallbacks, and the decoding option a release's own lowering forgets. Importing this imports no torch module."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -65,6 +66,10 @@ def _as_torch_calls_it(original: Callable[..., Any]) -> Callable[..., Any]:
 def flex_lowerings_kept(adapters: LineAdapters) -> Patch:
     return Patch(
         id="torch-npu-flex-lowerings-kept",
+        proven_by=(
+            "tests/test_torch_npu_flex.py::test_without_the_lowering_record_flex_attention_is_a_fallback_that_cannot_lower",
+            "tests/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
+        ),
         layer="fix",
         why=(
             "torch_npu 2.8.0.post5, 2.9.1, 2.11.0.post3 and 2.12.0.post3 make a fallback of every lowering not on "
@@ -94,3 +99,76 @@ def flex_lowerings_kept(adapters: LineAdapters) -> Patch:
         ),
         upstream_has_fix=lambda: not _flex_lowered_by_a_fallback(),
     )
+
+
+DECODING_KERNEL = torch_npu_names.qualname("flex-decoding-kernel")
+KERNEL_OPTIONS = 5  # create_flex_decoding_kernel(query, key, value, block_mask, scale, kernel_options, ...)
+
+
+def _float32_precision() -> Any:
+    """torch's own default for the option (its flex lowering's get_float32_precision)."""
+    module = importlib.import_module(f"{FLEX_PACKAGE}.flex_attention")
+    return module.get_float32_precision()
+
+
+def _with_float32_precision(original: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps_original(original)
+    def create_flex_decoding_kernel(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > KERNEL_OPTIONS and isinstance(args[KERNEL_OPTIONS], dict):
+            options = dict(args[KERNEL_OPTIONS])
+            options.setdefault("FLOAT32_PRECISION", _float32_precision())
+            args = (*args[:KERNEL_OPTIONS], options, *args[KERNEL_OPTIONS + 1 :])
+        return original(*args, **kwargs)
+
+    return create_flex_decoding_kernel
+
+
+def _names_the_option(tree: ast.AST) -> bool:
+    return any(isinstance(node, ast.Constant) and node.value == "FLOAT32_PRECISION" for node in ast.walk(tree))
+
+
+def _decoding_gets_float32_precision() -> bool:
+    """Whether every function of torch_npu's flex module that calls torch's decoding kernel sets the option in code
+    (2.9.0.post9 has the line commented out), read from the installed source. torch's decoding template reads it on
+    every torch with the flex/ package (templates/common.py.jinja), the only torch such a torch_npu runs on."""
+    import inspect
+
+    torch_npu_flex = importlib.import_module(DECODING_KERNEL.partition(":")[0])
+    callers = [
+        node
+        for node in ast.walk(ast.parse(inspect.getsource(torch_npu_flex)))
+        if isinstance(node, ast.FunctionDef)
+        and any(
+            isinstance(call, ast.Call) and ast.unparse(call.func) == "create_flex_decoding_kernel"
+            for call in ast.walk(node)
+        )
+    ]
+    return all(_names_the_option(caller) for caller in callers)
+
+
+FLEX_PACKAGE = "torch._inductor.kernel.flex"  # torch >= 2.9: the only torch a torch_npu with the name runs on
+
+DECODING_FLOAT32_PRECISION = Patch(
+    id="torch-npu-flex-decoding-precision",
+    proven_by=(
+        "tests/test_torch_npu_flex.py::test_without_the_precision_record_the_decoding_kernel_reads_an_option_it_never_defines",
+        "tests/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
+    ),
+    layer="fix",
+    why=(
+        "torch_npu 2.9.0.post9's own flex lowering hands short queries to torch's create_flex_decoding_kernel "
+        "without the FLOAT32_PRECISION option torch 2.9's lowering sets first (kernel/flex/flex_attention.py: "
+        "kernel_options.setdefault('FLOAT32_PRECISION', get_float32_precision())); torch's decoding template reads "
+        "it in every tl.dot, so the kernel reads an undefined name and cannot compile. The option gets torch's "
+        "default where torch_npu's call leaves it out"
+    ),
+    upstream="torch_npu 2.9.0.post9 _inductor/kernel/flex_attention.py flex_attention (its call at line 1461); the "
+    "other releases build their own decoding kernel or keep torch's lowering; report text in docs/torch-npu-reports.md",
+    remove_when="every torch_npu release in use sets FLOAT32_PRECISION before torch's decoding kernel (the probe then "
+    "says not needed)",
+    patches_package="torch_npu",
+    changes=(Change(DECODING_KERNEL, _with_float32_precision, optional=True),),
+    upstream_has_fix=_decoding_gets_float32_precision,
+)
+
+FIXES = (DECODING_FLOAT32_PRECISION,)

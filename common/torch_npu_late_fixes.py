@@ -84,6 +84,9 @@ def masked_skips_size_symbols() -> bool:
 
 MASKED_SUBBLOCK_SIZE_SYMBOLS = Patch(
     id="torch-npu-masked-subblock-size-symbols",
+    proven_by=(
+        "tests/test_torch_npu_fixes.py::test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it",
+    ),
     layer="fix",
     why=(
         "torch_npu's masked() ands an axis mask for every symbol of a masked subblock's index, size symbols "
@@ -148,6 +151,9 @@ def make_reduction_takes_strict_sum() -> bool:
 
 MAKE_REDUCTION_STRICT_SUM = Patch(
     id="torch-npu-make-reduction-strict-sum",
+    proven_by=(
+        "tests/test_torch_npu_fixes.py::test_without_the_strict_sum_record_torch_npus_make_reduction_fails_every_sum",
+    ),
     layer="fix",
     why=(
         "torch 2.14's sum lowering passes make_reduction a strict_sum keyword; torch_npu replaces make_reduction with "

@@ -107,6 +107,9 @@ def _statement_after_its_load(original: Callable[..., Any]) -> Callable[..., Any
 
 MASKED_LOAD_PERMUTE_ORDER = Patch(
     id="torch-npu-masked-load-permute-order",
+    proven_by=(
+        "tests/test_torch_npu_load_order.py::test_the_record_loads_rope_backwards_permuted_operand_in_order_and_right",
+    ),
     layer="fix",
     why=(
         "torch_npu's index kernel puts a load under a computed mask into its compute buffer but the load's "

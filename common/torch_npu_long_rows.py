@@ -120,6 +120,9 @@ def configs_have_tiles() -> bool:
 
 LONG_ROWS_TILES = Patch(
     id="torch-npu-long-rows-tiles",
+    proven_by=(
+        "tests/test_torch_npu_long_rows.py::test_the_record_gives_the_long_rows_max_configs_that_compile_and_are_right",
+    ),
     layer="fix",
     why=(
         "torch_npu's reduction configs for a few rows longer than a tile (the max over 4 rows of GPT-2's 50257 "

@@ -171,11 +171,17 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "probe reads its source",
     ),
     Hook(
+        "flex-decoding-kernel",
+        ("torch_npu._inductor.kernel.flex_attention:create_flex_decoding_kernel",),
+        "common/flex.py flex-decoding-split-from-device wraps it: torch's function, which torch_npu's own flex "
+        "lowering imported by name (2.9.0.post9)",
+    ),
+    Hook(
         "scheduling-define-kernel",
         ("torch_npu._inductor.codegen.scheduling:NPUTritonScheduling.define_kernel",),
-        "common/torch_npu_flex_lowering.py torch-npu-flex-lowerings-kept lets torch's template codegen call it "
-        "(src_code, node_schedule, kernel) without traced_graph_hash",
-        Call(positional=3),
+        "common/torch_npu_flex_lowering.py torch-npu-flex-lowerings-kept calls it (src_code, node_schedule, kernel, "
+        "traced_graph_hash) where torch's template codegen passes no hash",
+        Call(positional=4),
     ),
     Hook(
         "index-kernel-store-reduction",

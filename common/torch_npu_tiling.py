@@ -82,6 +82,10 @@ def _reduction_axes_tiled(original: Callable[..., Any]) -> Callable[..., Any]:
 
 TWO_REDUCTION_TILING = Patch(
     id="torch-npu-two-reduction-tiling",
+    proven_by=(
+        "tests/test_torch_npu_tiling.py::test_the_record_keeps_a_channels_last_batch_norms_channels_out_of_its_sums",
+        "tests/test_torch_npu_tiling.py::test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are_right",
+    ),
     layer="fix",
     why=(
         "torch_npu's index kernel tiles a non-reduction axis of a reduction over two axes (batch norm's channels), "

@@ -31,10 +31,18 @@ def render(results: Sequence[dict[str, Any]]) -> str:
     for fix_id in ids:
         cells = []
         for result in ordered:
-            found = {fix["id"]: fix["status"] for fix in result["fixes"]}
+            found = {fix["id"]: cell(fix) for fix in result["fixes"]}
             cells.append(found.get(fix_id, "unknown"))
         lines.append(f"| `{fix_id}` | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def cell(fix: dict[str, Any]) -> str:
+    """A record's status; "applied (untested)" where no test is named that runs its patched path (``proven_by``)."""
+    status = str(fix["status"])
+    if status == "applied" and "proven_by" in fix and not fix["proven_by"]:
+        return "applied (untested)"
+    return status
 
 
 def column_title(result: dict[str, Any]) -> str:

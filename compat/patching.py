@@ -150,6 +150,9 @@ class Patch:
     # For a record that patches another package's code (e.g. "torch_npu"), every change optional: when none of its
     # targets exists here, the record is "skipped", naming what is absent, before its probe runs.
     patches_package: str | None = None
+    # The tests (pytest node ids, file::function) that run the patched path where the record applies and would fail
+    # without it: the matrix's "applied" stands on them (empty: it says "applied (untested)").
+    proven_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.id or not self.id.replace("-", "").replace("_", "").isalnum():

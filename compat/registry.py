@@ -36,6 +36,7 @@ class Decision:
             "remove_when": record.remove_when,
             "lines": list(record.applies_to()),
             "targets": list(record.targets),
+            "proven_by": list(record.proven_by),
         }
 
 

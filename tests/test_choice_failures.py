@@ -48,21 +48,21 @@ def test_other_errors_and_no_failures_are_left_as_they_are() -> None:
 
 
 def test_the_observer_keeps_a_failed_precompile_and_reraises_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from torch._inductor.autotune_process import TritonBenchmarkRequest
+    from torch._inductor.select_algorithm import TritonTemplateCaller
 
     def failing(self: Any) -> None:
         raise RuntimeError("triton-ascend refused it")
 
-    monkeypatch.setattr(TritonBenchmarkRequest, "precompile", failing)
+    monkeypatch.setattr(TritonTemplateCaller, "precompile", failing)
     kept: list[dict[str, str]] = []
     journal = Journal()
     journal.apply([choice_failures.observer(lambda: kept)])
     try:
-        request = TritonBenchmarkRequest.__new__(TritonBenchmarkRequest)
-        request.kernel_name = "triton_flex_attention_3"
+        choice = TritonTemplateCaller.__new__(TritonTemplateCaller)
+        choice.name = "triton_flex_attention_3"
         with pytest.raises(RuntimeError, match="refused it"):
-            request.precompile()
+            choice.precompile()
     finally:
         journal.undo()
     assert kept == [{"choice": "triton_flex_attention_3", "error": "RuntimeError: triton-ascend refused it"}]
-    assert TritonBenchmarkRequest.precompile is failing
+    assert TritonTemplateCaller.precompile is failing

@@ -81,6 +81,19 @@ def test_without_the_fix_the_backward_fails_with_the_symbolic_grid_assertion(tmp
     assert "cpp_wrapper requires SymbolicGridFn" in graphs["backward"]["error"]["message"]
 
 
+@pytest.mark.subprocess
+def test_without_the_configs_record_torch_2_7s_flex_asks_cuda_and_fails(tmp_path: Path) -> None:
+    """Record flex-configs-from-device: torch 2.7/2.8 size flex's blocks from torch.cuda's device properties
+    whatever the device; without the record the forward asks CUDA, which this machine (like an NPU host) lacks."""
+    if not on_old_flex_line():
+        pytest.skip("flex configs ask the device itself from torch 2.9")
+    done, summary = run_codegen(tmp_path, "--without-fix", flex.CONFIGS_FROM_DEVICE.id)
+    assert done.returncode == 1
+    assert summary["fixes"][flex.CONFIGS_FROM_DEVICE.id] == "skipped"
+    forward = next(g for g in summary["graphs"] if g["kind"] == "forward")
+    assert "NVIDIA driver" in forward["error"]["message"], forward["error"]
+
+
 def test_on_later_lines_the_record_is_not_needed_and_nothing_is_patched() -> None:
     module = flex._flex_module()
     assert module is not None

@@ -98,8 +98,10 @@ def run_codegen(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProces
     return done, json.loads((out / "summary.json").read_text())
 
 
+# torch 2.8 (the same line) already tests membership: the record's own probe says where the bug is
 needs_the_fix = pytest.mark.skipif(
-    npu_inductor_compat.torch_line() != "v2_7_1", reason="the check lacks the membership test on torch 2.7 only"
+    npu_inductor_compat.torch_line() != "v2_7_1" or inplace.check_skips_removed_users(),
+    reason="the check lacks the membership test on torch 2.7 only",
 )
 
 

@@ -237,9 +237,10 @@ def test_params_without_recorded_metadata_are_an_error_naming_the_kernel_never_z
 
 
 def test_torchs_own_autotuner_finds_triton_ascends_binary_for_an_npu_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
-    """triton-ascend keys its binary "npubin" (AscendBackend.binary_ext); torch's save_gpu_kernel falls back to "cubin"
-    for a device it does not know (stock Inductor's kernels and torch's templates on npu): the record shows it the
-    npubin there, passes every other attribute through, and saves the launch metadata of the launcher as given."""
+    """Record autotuner-kernel-metadata. triton-ascend keys its binary "npubin" (AscendBackend.binary_ext); torch's
+    save_gpu_kernel falls back to "cubin" for a device it does not know (stock Inductor's kernels and torch's
+    templates on npu): the record shows it the npubin there, passes every other attribute through, and saves the
+    launch metadata of the launcher as given."""
     import types
 
     from npu_inductor_compat.common import launch_fixes

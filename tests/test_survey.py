@@ -390,10 +390,13 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-constant-load-reshape": CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": CARRIED,
+            "torch-npu-flex-lowerings-kept": CARRIED,
+            "torch-npu-flex-decoding-precision": CARRIED,
             "torch-npu-numels-pinned": CARRIED,
         },
         "lock_init": ["lock init: blocking aclrtMemcpy"],
-        "missing": {"index-kernel-configs"},  # FastATileGenerator's heuristics: no triton_config_npu_index
+        # FastATileGenerator's heuristics: no triton_config_npu_index; only 2.9.0.post9 imports torch's decoding kernel
+        "missing": {"index-kernel-configs", "flex-decoding-kernel"},
         "layouts": {
             "cpp-wrapper": "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
             "autotuner-save-kernel": f"{RUNTIME_HEURISTICS}:NPUCachingAutotuner.save_gpu_kernel",
@@ -426,6 +429,8 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-constant-load-reshape": CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": CARRIED,
+            "torch-npu-flex-lowerings-kept": CARRIED,
+            "torch-npu-flex-decoding-precision": NOT_CARRIED,
             "torch-npu-numels-pinned": CARRIED,
         },
         "lock_init": [],
@@ -463,10 +468,13 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-constant-load-reshape": NOT_CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": NOT_CARRIED,
+            "torch-npu-flex-lowerings-kept": NOT_CARRIED,
+            "torch-npu-flex-decoding-precision": CARRIED,
             "torch-npu-numels-pinned": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {
+            "flex-decoding-kernel",  # torch_npu 2.9.0.post9 alone imports torch's decoding kernel
             "index-overrides-masked",  # torch's own masked() kept: no subblock axis masks
             "no-linear-kernel-codegen",  # no no_linear fallback kernels
             "no-linear-loop-kernel-codegen",
@@ -511,10 +519,13 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-constant-load-reshape": NOT_CARRIED,
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": NOT_CARRIED,
+            "torch-npu-flex-lowerings-kept": NOT_CARRIED,
+            "torch-npu-flex-decoding-precision": CARRIED,
             "torch-npu-numels-pinned": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {
+            "flex-decoding-kernel",  # torch_npu 2.9.0.post9 alone imports torch's decoding kernel
             "index-overrides-masked",  # torch's own masked() kept: no subblock axis masks
             "no-linear-kernel-codegen",  # no no_linear fallback kernels
             "no-linear-loop-kernel-codegen",

@@ -61,6 +61,30 @@ def _flex_lowering_kept(sources: Sources) -> Finding:
     )
 
 
+def _decoding_gets_float32_precision(sources: Sources) -> Finding:
+    """Carried unless a function in torch_npu's flex module calls torch's create_flex_decoding_kernel without
+    naming FLOAT32_PRECISION in code (2.9.0.post9 has the setdefault commented out)."""
+    calling = []
+    for name in _flex_files(sources):
+        tree = sources.tree(name)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.FunctionDef) and any(
+                isinstance(call, ast.Call) and ast.unparse(call.func) == "create_flex_decoding_kernel"
+                for call in ast.walk(node)
+            ):
+                calling.append((name, node))
+    if not calling:
+        return Finding(True, "its flex code calls no create_flex_decoding_kernel of torch's")
+    missing = [
+        f"{name} {node.name}"
+        for name, node in calling
+        if not any(isinstance(item, ast.Constant) and item.value == "FLOAT32_PRECISION" for item in ast.walk(node))
+    ]
+    if missing:
+        return Finding(False, f"{', '.join(missing)} calls torch's decoding kernel without FLOAT32_PRECISION")
+    return Finding(True, "it sets FLOAT32_PRECISION before calling torch's decoding kernel")
+
+
 def _symbolic_grid_functions(tree: ast.Module) -> set[str]:
     names = set()
     for node in module_scope(tree.body):
@@ -467,6 +491,11 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "torch-npu-flex-lowerings-kept",
         "flex attention keeps a lowering for npu: torch_npu registers its own, or makes no fallback of torch's",
         lambda sources: _flex_lowering_kept(sources),
+    ),
+    Detector(
+        "torch-npu-flex-decoding-precision",
+        "every flex lowering of torch_npu's that calls torch's create_flex_decoding_kernel sets FLOAT32_PRECISION",
+        lambda sources: _decoding_gets_float32_precision(sources),
     ),
     Detector(
         "torch-npu-numels-pinned",

@@ -7,13 +7,15 @@ from typing import Any
 
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
-PRECOMPILE = "torch._inductor.autotune_process:TritonBenchmarkRequest.precompile"
+# every step of a Triton template choice's compile runs under it (its benchmark request's precompile, then what
+# torch keeps of the launcher: torch 2.13+ reads its n_regs)
+PRECOMPILE = "torch._inductor.select_algorithm:TritonTemplateCaller.precompile"
 NO_VALID_CHOICES = "NoValidChoicesError"
 
 
 def _observing(failures_of: Any) -> Any:
-    """A template choice's precompile (select_algorithm compiles each choice through its benchmark request) whose
-    exception is kept in the graph being lowered (``failures_of()``: its list, or None outside a capture)."""
+    """A template choice's precompile whose exception is kept in the graph being lowered (``failures_of()``: its
+    list, or None outside a capture)."""
 
     def replacement(original: Any) -> Any:
         @wraps_original(original)
@@ -24,7 +26,8 @@ def _observing(failures_of: Any) -> Any:
                 failures = failures_of()
                 if failures is not None:
                     message = f"{type(err).__name__}: {err}".strip()
-                    failures.append({"choice": str(getattr(self, "kernel_name", "?")), "error": message})
+                    name = getattr(self, "name", None) or getattr(getattr(self, "bmreq", None), "kernel_name", "?")
+                    failures.append({"choice": str(name), "error": message})
                 raise
 
         return precompile

@@ -46,6 +46,11 @@ class Progress:
         else:
             outcome = f"{record.wrapper} wrapper, {kernels}" + (", dynamic" if record.dynamic else "")
         self.say(f"graph {record.index}: {record.kind} {where}: {outcome}, {record.seconds:.1f} s")
+        failures = (record.error or {}).get("choice_failures") or []
+        if failures:  # the cause upstream logged below the user's level (tools/simulated/choice_failures.py)
+            first = failures[0]
+            count = f"{len(failures)} template choice{'s' if len(failures) != 1 else ''}"
+            self.say(f"  {count} failed to compile; the first, {first['choice']}: {first_line(first['error'], 160)}")
 
 
 def first_line(message: str, width: int = 100) -> str:

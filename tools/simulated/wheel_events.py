@@ -207,6 +207,9 @@ def replacing_template_precompile(events: Events, worker: Any) -> Callable[[Any]
                 )
             if answer["result"] != "passed":
                 raise TemplatePrecompileFailed(f"triton-ascend's compile {answer['result']}: {answer['error']}")
+            # what torch 2.13+'s precompile keeps of the launcher it made: its register count, which triton-ascend
+            # 3.2.0's loader reports as 0 (backends/ascend/npu_utils.cpp loadKernelBinary: (mod, func, 0, 0))
+            self.n_regs = 0
             return None
 
         return precompile

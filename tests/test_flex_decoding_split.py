@@ -1,0 +1,47 @@
+"""Record flex-decoding-split-from-device through the real Inductor pipeline on the simulated NPU: flex decoding (one
+query token, GQA) sizes its split from the SM count; torch 2.9+ asks torch.cuda for it whatever the device. Stock
+Inductor's decoding kernel, the one the record is about (torch_npu's own is tests/test_torch_npu_flex.py's)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from npu_inductor_compat.common import flex
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "flex_decoding.py"
+RECORD = flex.DECODING_SPLIT_FROM_DEVICE.id
+
+pytestmark = pytest.mark.subprocess
+
+
+def _codegen(out: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--out", str(out), "--quiet"]
+    done = subprocess.run([*command, "--provider", "stock", *extra], capture_output=True, text=True, timeout=900)
+    return done, json.loads((out / "summary.json").read_text())
+
+
+@pytest.fixture
+def asks_cuda() -> None:
+    if not flex.decoding_asks_cuda():
+        pytest.skip("this torch's flex decoding asks no CUDA property (torch 2.7/2.8: flex-configs-from-device)")
+
+
+def test_with_its_record_flex_decoding_lowers_for_npu(asks_cuda: None, tmp_path: Path) -> None:
+    done, summary = _codegen(tmp_path / "with")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert summary["fixes"][RECORD] == "applied"
+    (graph,) = summary["graphs"]
+    assert graph["status"] == "ok" and any(name.startswith("triton_tem_") for name in graph["kernels"])
+
+
+def test_without_its_record_flex_decoding_asks_cuda_and_fails(asks_cuda: None, tmp_path: Path) -> None:
+    done, summary = _codegen(tmp_path / "without", "--without-fix", RECORD)
+    assert done.returncode == 1
+    (graph,) = summary["graphs"]
+    assert "NVIDIA driver" in graph["error"]["message"], graph["error"]
