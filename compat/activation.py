@@ -9,6 +9,7 @@ import platform
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from npu_inductor_compat import hooks
 from npu_inductor_compat.dispatch import refuse_a_foreign_line, resolve
 from npu_inductor_compat.lines import LineChoice
 from npu_inductor_compat.linespec import Plan
@@ -191,7 +192,8 @@ def deactivate() -> list[str]:
     """
     with STATE.lock:
         undone = STATE.journal.undo()
-        STATE.disarm_autoload()
+        for callback in list(hooks.ON_DEACTIVATE):  # the zero-touch hook's disarm, once it was armed
+            callback()
         STATE.forget_activation()
         return undone
 

@@ -15,17 +15,25 @@ the end of ``import torch``, which only *arms* activation; the first graph invol
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
+from npu_inductor_compat import hooks
 from npu_inductor_compat.envflags import env_flag
-from npu_inductor_compat.patching import Change, Patch, wraps_original
-from npu_inductor_compat.state import STATE
+
+# What `import torch` pays for this module is its own import and two setattrs: it imports no other module of the
+# package but two leaves (the journal, records and targets load at activation), nothing torch has not imported already
+# (tests/test_autoload.py keeps the set exact). So the hook is not a journal record: arm() keeps the two originals
+# and disarm() puts them back, exactly, under the same rule as the journal's undo.
 
 log = logging.getLogger("npu_inductor_compat")
 
 AUTOLOAD_ENV = "NPU_INDUCTOR_COMPAT_AUTOLOAD"
 DEVICE = "npu"
 OPTION = "npu_backend"
+OWNER = "_TorchCompileInductorWrapper"  # in torch/__init__.py: arming imports no torch._inductor module
+_armed: dict[str, tuple[Any, Any]] = {}  # attribute -> (torch's original, our wrapper), while armed
+_lock = threading.Lock()
 
 
 def autoload_enabled() -> bool:
@@ -56,7 +64,6 @@ def graph_uses_npu(model: Any, inputs: Any) -> bool:
 
 
 def _activate_on_first_npu_graph(original: Any) -> Any:
-    @wraps_original(original)
     def __call__(self: Any, model_: Any, inputs_: Any, *args: Any, **kwargs: Any) -> Any:
         from npu_inductor_compat.activation import activate, is_active
 
@@ -65,11 +72,11 @@ def _activate_on_first_npu_graph(original: Any) -> Any:
             activate()
         return original(self, model_, inputs_, *args, **kwargs)
 
+    __call__.__wrapped__ = original  # type: ignore[attr-defined]
     return __call__
 
 
 def _activate_when_the_option_is_first_read(original: Any) -> Any:
-    @wraps_original(original)
     def apply_options(self: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
         from npu_inductor_compat.activation import activate, is_active
 
@@ -83,35 +90,50 @@ def _activate_when_the_option_is_first_read(original: Any) -> Any:
             activate()
         return original(self, options, *args, **kwargs)
 
+    apply_options.__wrapped__ = original  # type: ignore[attr-defined]
     return apply_options
 
 
-ARM = Patch(
-    id="autoload-activate-on-npu-graph",
-    layer="autoload",
-    why=(
-        "activate the NPU glue when Inductor first compiles an npu graph, or torch.compile first gets the "
-        "npu_backend option, with no change to the user's script"
-    ),
-    upstream="torch_npu applies its Inductor patches when torch_npu._inductor is imported (about 7 s of imports)",
-    remove_when="never: this is the zero-touch entry point",
-    changes=(
-        Change("torch:_TorchCompileInductorWrapper.__call__", _activate_on_first_npu_graph),
-        Change("torch:_TorchCompileInductorWrapper.apply_options", _activate_when_the_option_is_first_read),
-    ),
-)
+# attribute of torch._TorchCompileInductorWrapper -> its wrapper
+WRAPPERS = {"__call__": _activate_on_first_npu_graph, "apply_options": _activate_when_the_option_is_first_read}
 
 
 def armed() -> bool:
-    return STATE.autoload_journal.is_applied(ARM.id)
+    return bool(_armed)
 
 
 def arm() -> None:
-    STATE.autoload_journal.apply([ARM])
+    """Wrap the compile entry and its option check; idempotent, all or nothing."""
+    import torch
+
+    owner = getattr(torch, OWNER)
+    with _lock:
+        if _armed:
+            return
+        made = {name: (owner.__dict__[name], wrap(owner.__dict__[name])) for name, wrap in WRAPPERS.items()}
+        for name, (_, wrapper) in made.items():
+            setattr(owner, name, wrapper)
+        _armed.update(made)
+    hooks.on_deactivate(disarm)
 
 
 def disarm() -> None:
-    STATE.disarm_autoload()
+    """Put torch's originals back (the very objects); a later wrapper over ours is warned about and replaced, as
+    the journal's undo does."""
+    import torch
+
+    owner = getattr(torch, OWNER)
+    with _lock:
+        for name, (original, wrapper) in _armed.items():
+            if owner.__dict__.get(name) is not wrapper:
+                log.warning(
+                    "npu_inductor_compat: torch.%s.%s was replaced by someone else after the zero-touch hook; "
+                    "restoring the original anyway",
+                    OWNER,
+                    name,
+                )
+            setattr(owner, name, original)
+        _armed.clear()
 
 
 def autoload() -> None:

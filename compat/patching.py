@@ -58,7 +58,7 @@ def _refuse_a_misfit(patch_id: str, change: Change, old: Any, new: Any) -> None:
     """ReplacementRefused when ``new`` replaces a function or method ``old`` but cannot take every call it can."""
     if old is ABSENT or new is old or not callable(new):
         return
-    from npu_inductor_compat.signatures import replacement_refusal  # here: the autoload hook imports this module
+    from npu_inductor_compat.signatures import replacement_refusal  # here: only applying a record needs it
 
     reason = replacement_refusal(old, new)
     if reason is not None:
@@ -175,7 +175,7 @@ class Patch:
         """The version modules this record is written for (``lines``, else every line of ``LINES``)."""
         if self.lines is not None:
             return self.lines
-        from npu_inductor_compat import lines  # here: importing the journal stays cheap for the autoload hook
+        from npu_inductor_compat import lines  # here: the journal imports no line table until asked
 
         return tuple(line.module for line in lines.LINES)
 
@@ -450,9 +450,7 @@ def _refresh_quietly(patch: Patch) -> None:
 
 
 class Journal:
-    """Applied patches, in order, with everything needed to undo them exactly. Thread-safe.
-
-    A plain class (not a dataclass): the zero-touch entry point creates one at every ``import torch``."""
+    """Applied patches, in order, with everything needed to undo them exactly. Thread-safe."""
 
     def __init__(self) -> None:
         self._entries: list[Edit] = []

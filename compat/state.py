@@ -10,23 +10,21 @@ from typing import TYPE_CHECKING
 
 from npu_inductor_compat.patching import Journal
 
-if TYPE_CHECKING:  # imported for annotations only: keeps `import torch`'s entry point cheap
+if TYPE_CHECKING:  # imported for annotations only
     from npu_inductor_compat.lines import LineChoice
     from npu_inductor_compat.linespec import LineSpec
     from npu_inductor_compat.registry import Decision
 
 
 class PackageState:
-    """A plain class (not a dataclass): torch's autoload entry point imports this module at every ``import torch``."""
+    """What activation chose and applied, under one lock (the zero-touch hook keeps its own two originals:
+    compat/autoload.py, which imports nothing else of the package)."""
 
     def __init__(self) -> None:
         # Orders activation, deactivation, backend switches and npu compiles (re-entrant: a compile may activate).
         self.lock = threading.RLock()
         # The records activate() applied; undone by deactivate().
         self.journal = Journal()
-        # The zero-touch hook (armed by the entry point, disarmed by deactivate()): a journal of its own, so
-        # undoing an activation never disarms it.
-        self.autoload_journal = Journal()
         # The version module chosen for this process, and why (resolved once): its checked LINE.
         self.resolution: tuple[LineChoice, LineSpec] | None = None
         self.active = False
@@ -34,10 +32,6 @@ class PackageState:
         self.disabled: frozenset[str] = frozenset()
         self.decisions: list[Decision] = []
         self.skipped: list[tuple[str, str]] = []
-
-    def disarm_autoload(self) -> None:
-        """Undo the zero-touch hook (autoload.arm applied it to its own journal here)."""
-        self.autoload_journal.undo()
 
     def forget_activation(self) -> None:
         self.active = False

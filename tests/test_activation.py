@@ -240,3 +240,22 @@ def test_a_backward_compiled_after_deactivate_is_refused_saying_to_activate_agai
     assert kind == "CompiledAfterDeactivate", message
     assert "backward" in message and "deactivate()" in message and "activate() again" in message
     assert found["grad"] is True
+
+
+def test_arming_and_disarming_the_zero_touch_hook_puts_torchs_own_objects_back() -> None:
+    import torch
+
+    from npu_inductor_compat import autoload
+
+    owner = torch._TorchCompileInductorWrapper
+    before = {name: owner.__dict__[name] for name in autoload.WRAPPERS}
+    autoload.arm()
+    autoload.arm()  # idempotent
+    try:
+        assert autoload.armed()
+        for name, original in before.items():
+            assert owner.__dict__[name] is not original and owner.__dict__[name].__wrapped__ is original
+    finally:
+        npu_inductor_compat.deactivate()  # disarms too
+    assert not autoload.armed()
+    assert all(owner.__dict__[name] is original for name, original in before.items())

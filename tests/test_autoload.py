@@ -166,3 +166,37 @@ def test_a_typo_in_the_autoload_switch_is_reported_and_arms_nothing(
     with caplog.at_level("WARNING", logger="npu_inductor_compat"):
         assert autoload.autoload_enabled() is False
     assert f"NPU_INDUCTOR_COMPAT_AUTOLOAD={typo!r}: expected 1/0" in caplog.text
+
+
+ENTRY_POINT_MODULES = """
+import json, sys
+import torch  # with TORCH_DEVICE_BACKEND_AUTOLOAD=0: nothing of ours yet
+before = set(sys.modules)
+from importlib.metadata import entry_points
+(entry,) = [ep for ep in entry_points(group="torch.backends") if ep.name == "npu_inductor_compat"]
+loader = set(sys.modules)  # what torch's own autoload also imports to find entry points
+entry.load()()
+after = set(sys.modules)
+print(json.dumps({
+    "ours": sorted(m for m in after - before if m.startswith("npu_inductor_compat")),
+    "others": sorted(m for m in after - loader if not m.startswith("npu_inductor_compat")),
+    "armed": sys.modules["npu_inductor_compat.autoload"].armed(),
+}))
+"""
+
+# What `import torch` may cost: the package's (empty) __init__, the hook, its env-switch reader and the list of
+# deactivate() callbacks it registers its disarm in. A module
+# added to the entry point's imports fails this (issue #46: the journal, its dataclasses and targets were ~6 ms).
+ENTRY_POINT_IMPORTS = [
+    "npu_inductor_compat",
+    "npu_inductor_compat.autoload",
+    "npu_inductor_compat.envflags",
+    "npu_inductor_compat.hooks",
+]
+
+
+def test_the_entry_point_imports_exactly_its_hook_and_nothing_torch_had_not(run_python: Any) -> None:
+    """In a fresh interpreter after `import torch`: the exact set of package modules loading the entry point and
+    arming imports, and no module beyond those (third-party or standard) that torch had not imported already."""
+    found = last_json(run_python(ENTRY_POINT_MODULES, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}))
+    assert found == {"ours": ENTRY_POINT_IMPORTS, "others": [], "armed": True}

@@ -1,6 +1,6 @@
 """Benchmark: what `import torch` pays for this package, in fresh processes: the autoload entry point's whole work
-(import and arm it; goal <= 5 ms median) and a plain ``import npu_inductor_compat``. Prints figures, asserts none.
-Run: python tests/benchmarks/bench_import.py [--runs N]"""
+(import and arm it; goal <= 3 ms on 2 idle cores), in ms and against a bare `import torch`, and a plain
+``import npu_inductor_compat``. Prints figures, asserts none. Run: python tests/benchmarks/bench_import.py [--runs N]"""
 
 # torch's own autoload is switched off in the measured processes so the package is imported where it is timed, and
 # bytecode is written first (as an installed package has it).
@@ -17,6 +17,8 @@ ENTRY_POINT = (
     "import time, torch; t = time.perf_counter(); from npu_inductor_compat.autoload import autoload, armed; "
     "autoload(); elapsed = time.perf_counter() - t; assert armed(); print(elapsed)"
 )
+# `import torch` alone, timed in the process the same way (its own autoload off, as above)
+BARE_TORCH = "import time; t = time.perf_counter(); import torch; print(time.perf_counter() - t)"
 ENV = {"TORCH_DEVICE_BACKEND_AUTOLOAD": "0", "NPU_INDUCTOR_COMPAT_AUTOLOAD": "1"}
 WHOLE = "import torch{extra}"
 
@@ -45,12 +47,17 @@ def main() -> None:
 
     run(ENTRY_POINT)  # writes the bytecode
     entry_point = [run(ENTRY_POINT) for _ in range(args.runs)]
+    bare = [run(BARE_TORCH) for _ in range(args.runs)]
     in_process = [run(MEASURE) for _ in range(args.runs)]
     with_pkg = [wall(WHOLE.format(extra="; import npu_inductor_compat")) for _ in range(args.runs)]
     without = [wall(WHOLE.format(extra="")) for _ in range(args.runs)]
     print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {args.runs} fresh processes each")
-    entry_ms = statistics.median(entry_point) * 1e3
-    print(f"autoload entry point, import + arm (in-process, after import torch): median {entry_ms:.2f} ms (goal <= 5)")
+    low, mid = min(entry_point) * 1e3, statistics.median(entry_point) * 1e3
+    ratio = statistics.median(entry_point) / statistics.median(bare)
+    print(
+        f"autoload entry point, import + arm (in-process, after import torch): min {low:.2f} ms, median {mid:.2f} ms "
+        f"(goal <= 3), {ratio:.2%} of a bare import torch ({statistics.median(bare) * 1e3:.0f} ms)"
+    )
     extra_ms = statistics.median(in_process) * 1e3
     print(f"import npu_inductor_compat after import torch (in-process): median {extra_ms:.2f} ms")
     print(
