@@ -19,6 +19,7 @@ from npu_inductor_compat.common import (
     torch_npu_late_fixes,
     torch_npu_load_order,
     torch_npu_long_rows,
+    torch_npu_split_blocks,
     torch_npu_split_fixes,
     torch_npu_store,
     torch_npu_tiling,
@@ -46,6 +47,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         *torch_npu_long_rows.FIXES,
         torch_npu_flex_lowering.flex_lowerings_kept(adapters),
         *torch_npu_flex_lowering.FIXES,
+        *torch_npu_split_blocks.FIXES,
     )
 
 

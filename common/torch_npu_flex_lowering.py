@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -171,4 +172,59 @@ DECODING_FLOAT32_PRECISION = Patch(
     upstream_has_fix=_decoding_gets_float32_precision,
 )
 
-FIXES = (DECODING_FLOAT32_PRECISION,)
+
+# ------------------------------------------------------------------ torch 2.14's reduction-epilogue fusion question
+COMBINED_SCHEDULING = torch_npu_names.qualname("combined-scheduling")
+EPILOGUE = f"{COMBINED_SCHEDULING}.can_fuse_reduction_epilogue"
+NV_GEMM = "_nv_universal_gemm_scheduling"
+
+
+def _no_nv_gemm_epilogue(original: Callable[..., Any]) -> Callable[..., Any]:
+    """torch's answer for a scheduling without NV universal GEMM templates (cuda_combined_scheduling.py: False unless
+    node1 is one); torch's own code runs where the attribute it reads is there."""
+
+    @wraps_original(original)
+    def can_fuse_reduction_epilogue(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if NV_GEMM not in vars(self):
+            return False
+        return original(self, *args, **kwargs)
+
+    return can_fuse_reduction_epilogue
+
+
+def _init_sets_what_torch_reads() -> bool:
+    """Whether torch_npu's NPUCombinedScheduling.__init__ sets the attribute torch's inherited method reads (or calls
+    the CUDA scheduling's own __init__, which does), read from the installed source."""
+    import inspect
+
+    cls = torch_npu_names.first_defined("combined-scheduling")
+    init = ast.parse(textwrap.dedent(inspect.getsource(cls.__init__)))
+    text = ast.unparse(init)
+    return NV_GEMM in text or "super().__init__" in text or "CUDACombinedScheduling.__init__" in text
+
+
+EPILOGUE_WITHOUT_NV_GEMM = Patch(
+    id="torch-npu-combined-scheduling-epilogue",
+    proven_by=(
+        "tests/test_torch_npu_flex.py::test_without_the_epilogue_record_torch_2_14s_fusion_question_fails_the_compile",
+        "tests/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
+    ),
+    layer="fix",
+    why=(
+        "torch 2.14 asks every scheduling whether a reduction can fuse into a template's epilogue; its CUDA "
+        "combined scheduling answers from _nv_universal_gemm_scheduling, which its __init__ sets. torch_npu 2.14.0's "
+        "NPUCombinedScheduling inherits that method but runs only BaseScheduling.__init__, so the attribute is "
+        "missing and the first template with a reduction after it (flex attention's forward) fails the compile "
+        "with AttributeError. With no such templates on npu, the answer is torch's own for them: False"
+    ),
+    upstream=(
+        "torch_npu 2.14.0 _inductor/codegen/npu_combined_scheduling.py NPUCombinedScheduling.__init__; torch 2.14.0 "
+        "codegen/cuda_combined_scheduling.py can_fuse_reduction_epilogue; report text in docs/torch-npu-reports.md"
+    ),
+    remove_when="torch_npu sets what torch's combined scheduling reads (the probe then says not needed)",
+    patches_package="torch_npu",
+    changes=(Change(EPILOGUE, _no_nv_gemm_epilogue, optional=True),),
+    upstream_has_fix=_init_sets_what_torch_reads,
+)
+
+FIXES = (DECODING_FLOAT32_PRECISION, EPILOGUE_WITHOUT_NV_GEMM)

@@ -177,6 +177,12 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "lowering imported by name (2.9.0.post9)",
     ),
     Hook(
+        "combined-scheduling",
+        ("torch_npu._inductor.codegen.npu_combined_scheduling:NPUCombinedScheduling",),
+        "common/torch_npu_flex_lowering.py torch-npu-combined-scheduling-epilogue answers its inherited "
+        "can_fuse_reduction_epilogue and its probe reads its __init__",
+    ),
+    Hook(
         "scheduling-define-kernel",
         ("torch_npu._inductor.codegen.scheduling:NPUTritonScheduling.define_kernel",),
         "common/torch_npu_flex_lowering.py torch-npu-flex-lowerings-kept calls it (src_code, node_schedule, kernel, "
@@ -200,6 +206,12 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         ("torch_npu._inductor.codegen.tile_generator:TileGenerator",),
         "common/torch_npu_long_rows.py torch-npu-long-rows-tiles builds its configs with it (its alignment, tile "
         "limit and de-duplication)",
+    ),
+    Hook(
+        "tile-generator-last-split-blocks",
+        ("torch_npu._inductor.codegen.tile_generator:TileGenerator.calcu_last_split_blocks",),
+        "common/torch_npu_split_blocks.py torch-npu-split-blocks-past-cores wraps it and its probe calls it (axis)",
+        Call(positional=1),
     ),
     Hook(
         "split-tiling-axes",

@@ -392,6 +392,8 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-long-rows-tiles": CARRIED,
             "torch-npu-flex-lowerings-kept": CARRIED,
             "torch-npu-flex-decoding-precision": CARRIED,
+            "torch-npu-split-blocks-past-cores": NOT_CARRIED,
+            "torch-npu-combined-scheduling-epilogue": CARRIED,
             "torch-npu-numels-pinned": CARRIED,
         },
         "lock_init": ["lock init: blocking aclrtMemcpy"],
@@ -431,6 +433,8 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-long-rows-tiles": CARRIED,
             "torch-npu-flex-lowerings-kept": CARRIED,
             "torch-npu-flex-decoding-precision": NOT_CARRIED,
+            "torch-npu-split-blocks-past-cores": NOT_CARRIED,
+            "torch-npu-combined-scheduling-epilogue": CARRIED,
             "torch-npu-numels-pinned": CARRIED,
         },
         "lock_init": [],
@@ -470,10 +474,13 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-long-rows-tiles": NOT_CARRIED,
             "torch-npu-flex-lowerings-kept": NOT_CARRIED,
             "torch-npu-flex-decoding-precision": CARRIED,
+            "torch-npu-split-blocks-past-cores": NOT_CARRIED,
+            "torch-npu-combined-scheduling-epilogue": CARRIED,
             "torch-npu-numels-pinned": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {
+            "combined-scheduling",  # its scheduling is NPUTritonScheduling alone
             "flex-decoding-kernel",  # torch_npu 2.9.0.post9 alone imports torch's decoding kernel
             "index-overrides-masked",  # torch's own masked() kept: no subblock axis masks
             "no-linear-kernel-codegen",  # no no_linear fallback kernels
@@ -521,10 +528,13 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-long-rows-tiles": NOT_CARRIED,
             "torch-npu-flex-lowerings-kept": NOT_CARRIED,
             "torch-npu-flex-decoding-precision": CARRIED,
+            "torch-npu-split-blocks-past-cores": NOT_CARRIED,
+            "torch-npu-combined-scheduling-epilogue": CARRIED,
             "torch-npu-numels-pinned": NOT_CARRIED,
         },
         "lock_init": [],
         "missing": {
+            "combined-scheduling",  # its scheduling is NPUTritonScheduling alone
             "flex-decoding-kernel",  # torch_npu 2.9.0.post9 alone imports torch's decoding kernel
             "index-overrides-masked",  # torch's own masked() kept: no subblock axis masks
             "no-linear-kernel-codegen",  # no no_linear fallback kernels

@@ -498,6 +498,16 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         lambda sources: _decoding_gets_float32_precision(sources),
     ),
     Detector(
+        "torch-npu-split-blocks-past-cores",
+        "TileGenerator.calcu_last_split_blocks keeps at least one split for its axis past the vector cores",
+        lambda sources: Finding(*survey_late_fixes.keeps_a_split_past_the_cores(sources)),
+    ),
+    Detector(
+        "torch-npu-combined-scheduling-epilogue",
+        "NPUCombinedScheduling.__init__ sets what torch's inherited can_fuse_reduction_epilogue reads",
+        lambda sources: Finding(*survey_late_fixes.sets_what_the_epilogue_question_reads(sources)),
+    ),
+    Detector(
         "torch-npu-numels-pinned",
         "NPUIndexTritonKernel.initialize_range_tree keeps a kernel's symbolic numels (no size hints substituted)",
         lambda sources: Finding(*survey_late_fixes.keeps_numels_symbolic(sources)),

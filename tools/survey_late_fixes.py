@@ -16,6 +16,7 @@ from npu_inductor_compat.tools.survey_sources import (
     LOWERING_FILE,
     NPU_HEURISTICS_FILE,
     SPLIT_TILING_FILE,
+    TILE_GENERATOR_FILE,
     Sources,
     class_method,
     index_kernel_method,
@@ -24,6 +25,9 @@ from npu_inductor_compat.tools.survey_sources import (
 )
 
 STRICT_SUM_TORCH = Version("2.14")  # torch's sum lowering passes make_reduction strict_sum from 2.14.0 on
+# torch's CUDA combined scheduling answers can_fuse_reduction_epilogue from _nv_universal_gemm_scheduling from 2.14.0
+EPILOGUE_TORCH = Version("2.14")
+COMBINED_SCHEDULING_FILE = "torch_npu/_inductor/codegen/npu_combined_scheduling.py"
 
 
 def masked_skips_size_symbols(sources: Sources) -> tuple[bool, str]:
@@ -152,3 +156,34 @@ def keeps_numels_symbolic(sources: Sources) -> tuple[bool, str]:
     if substituted:
         return (False, f"initialize_range_tree() substitutes the hints: {ast.unparse(substituted[0])}")
     return (True, "initialize_range_tree() keeps the numels as they are")
+
+
+def keeps_a_split_past_the_cores(sources: Sources) -> tuple[bool, str]:
+    """Whether TileGenerator.calcu_last_split_blocks keeps at least one split for its axis (carried) or divides by
+    ``num_vector_core // splits`` unguarded (the bug: zero past the cores)."""
+    found = class_method(sources, TILE_GENERATOR_FILE, "TileGenerator", "calcu_last_split_blocks")
+    if not isinstance(found, ast.FunctionDef):
+        return (True, found or "no TileGenerator.calcu_last_split_blocks of torch_npu's")
+    shares = [
+        node
+        for node in ast.walk(found)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and "num_vector_core" in ast.unparse(node)
+    ]
+    guarded = [node for node in ast.walk(found) if isinstance(node, ast.Call) and ast.unparse(node.func) == "max"]
+    if shares and not guarded:
+        return (False, f"calcu_last_split_blocks divides by {ast.unparse(shares[0])}, zero past the cores")
+    return (True, "calcu_last_split_blocks keeps at least one split for its axis")
+
+
+def sets_what_the_epilogue_question_reads(sources: Sources) -> tuple[bool, str]:
+    """Whether NPUCombinedScheduling.__init__ sets what torch 2.14's inherited can_fuse_reduction_epilogue reads
+    (carried), or runs only BaseScheduling.__init__ (the bug: an AttributeError at the first template epilogue)."""
+    init = class_method(sources, COMBINED_SCHEDULING_FILE, "NPUCombinedScheduling", "__init__")
+    if not isinstance(init, ast.FunctionDef):
+        return (True, init or "NPUCombinedScheduling defines no __init__ of its own")
+    text = ast.unparse(init)
+    if "_nv_universal_gemm_scheduling" in text or "super().__init__" in text:
+        return (True, "NPUCombinedScheduling.__init__ sets what torch's combined scheduling reads")
+    if sources.torch is not None and Version(sources.torch) < EPILOGUE_TORCH:
+        return (True, f"its __init__ skips torch's, but torch {sources.torch} asks no reduction-epilogue question")
+    return (False, f"its __init__ runs BaseScheduling's only, and torch {sources.torch}'s method reads what it skips")

@@ -19,6 +19,7 @@ INDEX_KERNEL_FILE = "torch_npu/_inductor/codegen/triton.py"
 LOWERING_FILE = "torch_npu/_inductor/lowering.py"
 SPLIT_TILING_FILE = "torch_npu/_inductor/codegen/split_tiling.py"
 NPU_HEURISTICS_FILE = "torch_npu/_inductor/npu_triton_heuristics.py"
+TILE_GENERATOR_FILE = "torch_npu/_inductor/codegen/tile_generator.py"
 
 
 class SurveyError(Exception):
