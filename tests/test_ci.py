@@ -49,7 +49,8 @@ def test_every_push_runs_the_quick_start_on_the_newest_torch_as_a_plain_nox_does
     session = source[source.index("def quickstart(") :]
     session = session[: session.index("\n@nox.session")]
     readme = (ROOT / "README.md").read_text()
-    assert 'pip install -e ".[models]"' in readme and '"-e", ".[models]"' in session
+    install = 'pip install -e ".[models]" --config-settings editable_mode=strict'
+    assert install in readme and '"-e", ".[models]", "--config-settings", "editable_mode=strict"' in session
     command = "codegen examples/models/gpt2.py --check-kernels --out out/gpt2"
     assert command in readme and '"codegen", "examples/models/gpt2.py", "--check-kernels"' in session
 

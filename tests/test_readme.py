@@ -38,4 +38,5 @@ def test_set_up_keeps_exactly_the_two_commands_a_newcomer_needs() -> None:
     sections = dict(_sections(README.read_text(encoding="utf-8")))
     blocks = re.findall(r"```bash\n(.*?)```", "\n".join(sections["Set up"]), flags=re.S)
     commands = [line for block in blocks for line in block.splitlines() if line.strip()]
-    assert commands == ["pip install -e . && python -m npu_inductor_compat", "pip install nox uv && nox"], commands
+    expected = "pip install -e . --config-settings editable_mode=strict && python -m npu_inductor_compat"
+    assert commands == [expected, "pip install nox uv && nox"], commands
