@@ -68,7 +68,7 @@ def flex_lowerings_kept(adapters: LineAdapters) -> Patch:
     return Patch(
         id="torch-npu-flex-lowerings-kept",
         proven_by=(
-            "tests/test_torch_npu_flex.py::test_without_the_lowering_record_flex_attention_is_a_fallback_that_cannot_lower",
+            "tests/test_torch_npu_flex.py::test_without_the_record_flex_attentions_forward_fails_with_the_releases_bug",
             "tests/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
         ),
         layer="fix",
@@ -206,7 +206,7 @@ def _init_sets_what_torch_reads() -> bool:
 EPILOGUE_WITHOUT_NV_GEMM = Patch(
     id="torch-npu-combined-scheduling-epilogue",
     proven_by=(
-        "tests/test_torch_npu_flex.py::test_without_the_epilogue_record_torch_2_14s_fusion_question_fails_the_compile",
+        "tests/test_torch_npu_flex.py::test_without_the_record_flex_attentions_forward_fails_with_the_releases_bug",
         "tests/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
     ),
     layer="fix",

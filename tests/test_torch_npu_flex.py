@@ -185,17 +185,6 @@ def test_with_symbolic_sizes_torch_2_8s_backward_needs_the_grid_record_under_tor
     assert any("cpp_wrapper requires SymbolicGridFn" in message for message in errors), errors
 
 
-def test_without_the_lowering_record_flex_attention_is_a_fallback_that_cannot_lower(
-    release: str, tmp_path: Path
-) -> None:
-    if release not in FALLBACK_FAMILY:
-        pytest.skip(f"torch_npu {release} registers its own flex lowering")
-    done, summary = _codegen("flex_attention.py", tmp_path / "flex", "--without-fix", "torch-npu-flex-lowerings-kept")
-    assert done.returncode == 1
-    (graph,) = summary["graphs"]
-    assert "'Subgraph' object has no attribute 'dtype'" in graph["error"]["message"]
-
-
 def test_flex_decoding_of_one_query_lowers_by_default_or_is_rejected_only_as_classified(
     release: str, tmp_path: Path
 ) -> None:
@@ -252,14 +241,24 @@ def test_without_the_precision_record_the_decoding_kernel_reads_an_option_it_nev
     assert any("reads 'FLOAT32_PRECISION' before defining it" in problem for problem in problems), problems
 
 
-def test_without_the_epilogue_record_torch_2_14s_fusion_question_fails_the_compile(
-    release: str, tmp_path: Path
+# record -> (the releases whose bug it fixes, the words the bug's failure has without it)
+FAILS_WITHOUT = {
+    "torch-npu-flex-lowerings-kept": (FALLBACK_FAMILY, "'Subgraph' object has no attribute 'dtype'"),
+    "torch-npu-combined-scheduling-epilogue": (EPILOGUE_INHERITED, "_nv_universal_gemm_scheduling"),
+}
+
+
+@pytest.mark.parametrize("record", list(FAILS_WITHOUT))
+def test_without_the_record_flex_attentions_forward_fails_with_the_releases_bug(
+    record: str, release: str, tmp_path: Path
 ) -> None:
-    if release not in EPILOGUE_INHERITED:
-        pytest.skip(f"torch_npu {release} on its torch is asked no reduction-epilogue question it cannot answer")
-    done, summary = _codegen(
-        "flex_attention.py", tmp_path / "flex", "--without-fix", "torch-npu-combined-scheduling-epilogue"
-    )
+    """torch-npu-flex-lowerings-kept: flex made a fallback that cannot take its subgraphs (2.8.0.post5, 2.9.1,
+    2.11.0.post3, 2.12.0.post3). torch-npu-combined-scheduling-epilogue: torch 2.14's fusion question reads what
+    torch_npu 2.14.0's scheduling never set."""
+    releases, words = FAILS_WITHOUT[record]
+    if release not in releases:
+        pytest.skip(f"torch_npu {release} does not have the bug {record} fixes")
+    done, summary = _codegen("flex_attention.py", tmp_path / "flex", "--without-fix", record)
     assert done.returncode == 1
     (graph,) = summary["graphs"]
-    assert "_nv_universal_gemm_scheduling" in graph["error"]["message"]
+    assert words in graph["error"]["message"], graph["error"]
