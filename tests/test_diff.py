@@ -552,6 +552,7 @@ def test_a_kernel_source_that_does_not_parse_is_compared_as_text(tmp_path: Path)
         ("bad-json", "{path}/summary.json: unreadable summary:"),
         ("no-graphs", "{path}/summary.json: not a codegen output: expected a 'graphs' list"),
         ("bad-graph", "{path}/summary.json: not a codegen output: graphs[0] needs an integer 'index' and a 'kind'"),
+        ("list-compile-id", "{path}/summary.json: not a codegen output: graphs[0]: 'compile_id' must be a string"),
         ("unlisted", "{path}: summary.json names 'graph_0/wrapper.py', which codegen_manifest.json does not list"),
     ],
 )
@@ -581,6 +582,9 @@ def test_trouble_exits_2_naming_the_path_and_what_is_expected(
             (bad / "summary.json").write_text(json.dumps({**summary, "graphs": None}))
         elif damage == "bad-graph":
             (bad / "summary.json").write_text(json.dumps({**summary, "graphs": [{"kind": "forward"}]}))
+        elif damage == "list-compile-id":  # was a raw TypeError (issue #44)
+            graphs = [{**summary["graphs"][0], "compile_id": ["0", "0"]}]
+            (bad / "summary.json").write_text(json.dumps({**summary, "graphs": graphs}))
         elif damage == "unlisted":
             manifest["files"].remove("graph_0/wrapper.py")
             (bad / MANIFEST).write_text(json.dumps(manifest))

@@ -182,6 +182,8 @@ def _graph_problem(graph: Any) -> str | None:
         return " is not an object"
     if type(graph.get("index")) is not int or not isinstance(graph.get("kind"), str):
         return " needs an integer 'index' and a 'kind'"
+    if not _is_path_or_null(graph.get("compile_id")):
+        return ": 'compile_id' must be a string such as '0/1', or null"
     kernels = graph.get("kernels", [])
     if not isinstance(kernels, list) or not all(isinstance(name, str) for name in kernels):
         return ": 'kernels' must be a list of names"
