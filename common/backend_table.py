@@ -103,7 +103,8 @@ def normalise(name: object, source: str) -> str:
     """The backend a user-given name means; ValueError naming the source and the valid names otherwise."""
     if not isinstance(name, str):
         raise ValueError(f"{source}: NPU backend must be a string, got {name!r}; valid: {', '.join(valid_names())}")
-    key = name.strip().lower()
+    # str's own methods: a str subclass may override strip() or lower() (and return anything); the key is a plain str
+    key = str.lower(str.strip(name))
     key = ALIASES.get(key, key)
     if key not in BACKENDS:
         raise ValueError(f"{source}: unknown NPU backend {name!r}; valid: {', '.join(valid_names())}")

@@ -246,6 +246,23 @@ def test_unknown_backend_names_are_rejected_with_the_valid_names(name: Any, fake
     assert applied_ids() == set()
 
 
+def test_a_str_subclass_is_read_as_its_text_and_a_plain_str_is_kept(fake_provider: Any) -> None:
+    """Issue #44: a str subclass whose strip() returns a non-str gave a raw AttributeError, and the object was kept."""
+
+    class Odd(str):
+        def strip(self, chars: Any = None) -> Any:
+            return 3
+
+        def lower(self) -> Any:
+            return None
+
+    assert backend_table.normalise(Odd(" Triton "), "x") == "triton"
+    report = npu_inductor_compat.activate(backend=Odd("triton"))
+    assert type(report["backend"]) is str and report["backend"] == "triton"
+    with pytest.raises(ValueError, match="unknown NPU backend"):
+        backend_table.normalise(Odd("tirton"), "x")
+
+
 def test_env_var_selects_the_backend_and_is_validated(
     fake_provider: Any, fake_torch_npu: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
