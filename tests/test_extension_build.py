@@ -62,6 +62,24 @@ def test_a_finished_build_is_reused_without_building_or_locking(tmp_path: Path) 
     assert (folder.with_name("key.lock")).read_text() == ""  # released cleanly: no holder named
 
 
+@pytest.mark.parametrize("kind", ["symlink", "hardlink"])
+def test_a_lock_that_is_a_link_is_refused_and_what_it_names_is_left_whole(kind: str, tmp_path: Path) -> None:
+    """Issue #44: the lock was opened with O_CREAT through a link and truncated, emptying any file the link named."""
+    victim = tmp_path / "precious.txt"
+    victim.write_text("the user's data\n")
+    folder = tmp_path / "cache" / "key"
+    folder.parent.mkdir()
+    lock = folder.with_name("key.lock")
+    if kind == "symlink":
+        lock.symlink_to(victim)
+    else:
+        os.link(victim, lock)
+    calls: list[Path] = []
+    with pytest.raises(RuntimeError, match=f"the build lock {lock} is "):
+        extension_build.ensure_built(folder, NAME, fake_build(calls), "ext", print)
+    assert victim.read_text() == "the user's data\n" and calls == [] and not folder.exists()
+
+
 def test_a_stale_lock_is_taken_over_with_one_note(tmp_path: Path) -> None:
     dead_pid = int(Path("/proc/sys/kernel/pid_max").read_text())  # pids stay below it: never a live process
     folder = tmp_path / "key"

@@ -6,6 +6,7 @@ A build holds a lock naming its pid; a lock whose holder is gone is taken over, 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import importlib.machinery
@@ -13,6 +14,7 @@ import importlib.util
 import os
 import re
 import shutil
+import stat
 import sys
 import time
 import types
@@ -84,8 +86,21 @@ def _holder(fd: int) -> int | None:
 
 @contextlib.contextmanager
 def _build_lock(path: Path, what: str, note: Note) -> Iterator[None]:
-    """An exclusive lock (flock: the kernel drops it when its holder dies) whose file names the holder's pid."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """An exclusive lock (flock: the kernel drops it when its holder dies) whose file names the holder's pid. Never
+    opened through a link: truncating it would empty whatever file the link names (issue #44)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise RuntimeError(
+                f"the build lock {path} is a symbolic link; remove it (the extension cache never writes through "
+                f"one), or set {CACHE_ENV} to move the cache"
+            ) from None
+        raise
+    found = os.fstat(fd)
+    if not stat.S_ISREG(found.st_mode) or found.st_nlink != 1:
+        os.close(fd)
+        raise RuntimeError(f"the build lock {path} is not a plain file of its own (a hard link?); remove it")
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
