@@ -52,3 +52,20 @@ def test_a_truncated_wheel_is_an_error_naming_the_file_to_delete(
     assert not (tmp_path / "torch_npu_include" / VERSION).exists()
     with pytest.raises(wheel_release.WheelUnavailable, match=f"the cached wheel {wheel} is damaged .*delete it"):
         wheel_release.unpacked(VERSION, announce=lambda message: None)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_fifo_or_link_under_a_wheels_name_is_refused_at_once_naming_it(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #44: a FIFO where the wheel should be (and no unpacked tree) blocked the zip reader forever, silently."""
+    import os
+
+    real = cached_wheel(tmp_path, monkeypatch)
+    odd = real.with_name(real.name.replace("manylinux_2_28", "manylinux_2_17"))  # another file of the same release
+    if kind == "fifo":
+        os.mkfifo(odd)
+    else:
+        odd.symlink_to(real)
+    with pytest.raises(wheel_release.WheelUnavailable, match=f"{odd} is not a regular file .*remove it"):
+        wheel_release.unpacked(VERSION, announce=lambda message: None)

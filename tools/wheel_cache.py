@@ -7,6 +7,7 @@ import importlib.metadata
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import zipfile
@@ -67,8 +68,12 @@ def _matches(version: str, spec: str) -> bool:
 
 
 def cached_wheel(spec: str, cache: Path) -> Path | None:
-    """The newest wheel in ``cache`` matching ``spec``."""
+    """The newest wheel in ``cache`` matching ``spec``. Only a regular file counts: anything else under a wheel's name
+    (a FIFO would block the zip reader forever, a link may point anywhere) is a SurveyError naming it (issue #44)."""
     found = [path for path in cache.glob("torch_npu-*.whl") if _matches(_wheel_version(path), spec)]
+    for path in found:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            raise SurveyError(f"{path} is not a regular file (a link, a FIFO?): remove it; the wheel is fetched again")
     return max(found, key=lambda path: Version(_wheel_version(path)), default=None)
 
 

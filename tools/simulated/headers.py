@@ -98,7 +98,11 @@ def _wheel_headers(version: str) -> HeaderSource:
     wheels = wheel_cache.default_cache_dir()
     target = wheels.parent / "torch_npu_include" / version
     if not (target / UNPACKED).is_file():
-        if wheel_cache.cached_wheel(version, wheels) is None:
+        try:
+            cached = wheel_cache.cached_wheel(version, wheels)
+        except wheel_cache.SurveyError as err:
+            raise HeaderCheckUnavailable(f"{err}; or set {INCLUDE_ENV} to torch_npu's include dir") from err
+        if cached is None:
             size = wheel_cache.published_size(version)
             how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
             print(

@@ -148,7 +148,11 @@ def unpacked(version: str, announce: Callable[[str], None] | None = None) -> Whe
     target = wheels.parent / UNPACKED_DIR / version
     marker = target / "TORCH_REQUIREMENT"
     if not marker.is_file():
-        if survey.cached_wheel(version, wheels) is None:
+        try:
+            cached = survey.cached_wheel(version, wheels)
+        except survey.SurveyError as err:
+            raise WheelUnavailable(f"torch_npu {version}: {err}") from err
+        if cached is None:
             size = survey.published_size(version)
             how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
             say(f"downloading the torch_npu {version} wheel ({how_big}) into {wheels}, once (never installed) ...")
