@@ -80,6 +80,15 @@ def test_a_lock_that_is_a_link_is_refused_and_what_it_names_is_left_whole(kind: 
     assert victim.read_text() == "the user's data\n" and calls == [] and not folder.exists()
 
 
+def test_a_lock_naming_an_impossible_pid_is_taken_over_not_a_crash(tmp_path: Path) -> None:
+    """Issue #44: a lock naming a pid past any integer os.kill takes raised OverflowError out of the run."""
+    folder = tmp_path / "key"
+    folder.with_name("key.lock").write_text(f"{10**30}\n")
+    notes: list[str] = []
+    built, _ = extension_build.ensure_built(folder, NAME, fake_build([]), "ext", notes.append)
+    assert not built.reused and any("taking over" in note and str(10**30) in note for note in notes)
+
+
 def test_a_stale_lock_is_taken_over_with_one_note(tmp_path: Path) -> None:
     dead_pid = int(Path("/proc/sys/kernel/pid_max").read_text())  # pids stay below it: never a live process
     folder = tmp_path / "key"

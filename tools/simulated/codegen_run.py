@@ -25,6 +25,8 @@ from npu_inductor_compat.tools.simulated.codegen_env import (
 )
 from npu_inductor_compat.tools.simulated.codegen_report import Outcome, Progress, verdict, without_fix_notes
 
+SETUP_FAILED = 3  # the simulated NPU could not be set up (its cache, its build): the script never ran
+
 
 def run(inv: Invocation) -> int:
     """The run's exit code; everything it set up is undone before the closing lines."""
@@ -37,7 +39,17 @@ def run(inv: Invocation) -> int:
             device.setup()
     except RuntimeError as err:  # e.g. no setuptools for torch's cpp_extension: say so, no traceback
         print(f"npu_inductor_compat codegen: cannot set the simulated NPU up: {err}", file=sys.stderr)
-        return 1
+        return SETUP_FAILED
+    except (OSError, ValueError) as err:  # the extension cache: a file where a folder belongs, read-only, ...
+        from npu_inductor_compat.tools.simulated.extension_build import CACHE_ENV, cache_root
+
+        print(
+            f"npu_inductor_compat codegen: cannot set the simulated NPU up: its extension cache {cache_root()} is "
+            f"unusable ({type(err).__name__}: {err}); delete it, or set {CACHE_ENV} to another folder. The script did "
+            "not run",
+            file=sys.stderr,
+        )
+        return SETUP_FAILED
     previous_soc = device.use_soc(inv.soc)  # before torch_npu's code loads: it reads the SoC version at import
     run_stack = ExitStack()
     try:

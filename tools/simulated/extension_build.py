@@ -75,6 +75,8 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:  # another user's live process
         return True
+    except (OverflowError, ValueError):  # a lock naming no possible pid (issue #44): nobody holds it
+        return False
     return True
 
 
