@@ -181,5 +181,25 @@ def unpacked(version: str, announce: Callable[[str], None] | None = None) -> Whe
     return _tree(version, target)
 
 
+VERSION_LINE = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
+
+
 def _tree(version: str, target: Path) -> WheelTree:
-    return WheelTree(version, (target / "TORCH_REQUIREMENT").read_text().strip(), target)
+    """The unpacked tree, checked on use (issue #44): its marker names the torch the release requires, its
+    torch_npu/version.py is the release's, its _inductor package is there; else an error naming the tree."""
+    torch = (target / "TORCH_REQUIREMENT").read_text().strip() if (target / "TORCH_REQUIREMENT").is_file() else ""
+    version_file = target / PACKAGE / "version.py"
+    found = VERSION_LINE.search(version_file.read_text()) if version_file.is_file() else None
+    problems = []
+    if torch != pairs.pair(version).torch:
+        problems.append(f"its TORCH_REQUIREMENT says {torch!r}, the release requires {pairs.pair(version).torch!r}")
+    if found is None or found.group(1) != version:
+        problems.append(f"its torch_npu/version.py says {found.group(1) if found else 'nothing'!r}")
+    if not (target / PACKAGE / "_inductor" / "__init__.py").is_file():
+        problems.append("it has no torch_npu/_inductor package (unpacked half-way?)")
+    if problems:
+        raise WheelUnavailable(
+            f"torch_npu {version}: the unpacked tree {target} is not that release's: {'; '.join(problems)}; delete "
+            "it, and it is unpacked again from the cached wheel"
+        )
+    return WheelTree(version, torch, target)
