@@ -89,6 +89,32 @@ def test_a_lock_naming_an_impossible_pid_is_taken_over_not_a_crash(tmp_path: Pat
     assert not built.reused and any("taking over" in note and str(10**30) in note for note in notes)
 
 
+def test_a_truncated_library_beside_its_marker_is_built_again_with_a_note(tmp_path: Path) -> None:
+    """Issue #44: a truncated .so with its 'complete' marker was loaded, and every later run died of SIGBUS."""
+    folder = tmp_path / "key"
+    calls: list[Path] = []
+    extension_build.ensure_built(folder, NAME, fake_build(calls), "ext", print)
+    library = folder / f"{NAME}.so"
+    library.write_bytes(library.read_bytes()[:3])
+    notes: list[str] = []
+    built, result = extension_build.ensure_built(folder, NAME, fake_build(calls), "ext", notes.append)
+    assert (built.reused, result, len(calls)) == (False, "module", 2) and library.read_bytes() == b"library"
+    assert any("is damaged" in note and "not the library its build recorded" in note for note in notes), notes
+
+
+def test_a_build_folder_that_is_a_link_is_unlinked_and_what_it_names_is_kept(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("the user's")
+    folder = tmp_path / "cache" / "key"
+    folder.parent.mkdir()
+    folder.symlink_to(elsewhere)
+    notes: list[str] = []
+    built, _ = extension_build.ensure_built(folder, NAME, fake_build([]), "ext", notes.append)
+    assert not built.reused and not folder.is_symlink() and (folder / f"{NAME}.so").is_file()
+    assert (elsewhere / "keep.txt").read_text() == "the user's" and any("symbolic link" in note for note in notes)
+
+
 def test_a_stale_lock_is_taken_over_with_one_note(tmp_path: Path) -> None:
     dead_pid = int(Path("/proc/sys/kernel/pid_max").read_text())  # pids stay below it: never a live process
     folder = tmp_path / "key"

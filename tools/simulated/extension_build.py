@@ -64,8 +64,33 @@ def _library(folder: Path, name: str) -> Path:
     return folder / f"{name}.so"
 
 
+def _fingerprint(library: Path) -> str:
+    """Size and sha256 of a built library: what the marker records and a later run checks before loading it (a
+    truncated library beside its marker crashed every run with SIGBUS, issue #44)."""
+    data = library.read_bytes()
+    return f"{len(data)} {hashlib.sha256(data).hexdigest()}"
+
+
+def _damage(folder: Path, name: str) -> str | None:
+    """Why ``folder`` holds no finished build to load (None: it does): no folder, not a folder of its own, no
+    marker, or a library that is not the one the marker records."""
+    if folder.is_symlink():
+        return "it is a symbolic link"
+    if not folder.is_dir():
+        return "no build yet" if not folder.exists() else "it is not a folder"
+    marker, library = folder / _COMPLETE, _library(folder, name)
+    if not marker.is_file() or marker.is_symlink():
+        return "an unfinished build (no marker)"
+    if library.is_symlink() or not library.is_file():
+        return f"no {library.name} of its own"
+    recorded = marker.read_text().splitlines()[1:2]
+    if recorded != [_fingerprint(library)]:
+        return f"{library.name} is not the library its build recorded (truncated, or changed since)"
+    return None
+
+
 def _complete(folder: Path, name: str) -> bool:
-    return (folder / _COMPLETE).is_file() and _library(folder, name).is_file()
+    return _damage(folder, name) is None
 
 
 def _pid_alive(pid: int) -> bool:
@@ -137,16 +162,25 @@ def ensure_built(folder: Path, name: str, build: Callable[[Path], Any], what: st
         return Built(folder, _library(folder, name), True, time.perf_counter() - start), None
     folder.parent.mkdir(parents=True, exist_ok=True)
     with _build_lock(folder.with_name(folder.name + ".lock"), what, note):
-        if _complete(folder, name):  # built by the holder we waited for
+        damage = _damage(folder, name)
+        if damage is None:  # built by the holder we waited for
             return Built(folder, _library(folder, name), True, time.perf_counter() - start), None
-        if folder.exists():  # an interrupted build (torch's own baton file included): nobody holds it now
-            shutil.rmtree(folder)
+        if folder.is_symlink():  # never deleted through: the link alone goes
+            note(f"the extension build {folder} is a symbolic link; removing the link and building anew")
+            folder.unlink()
+        elif folder.exists():  # an interrupted or damaged build (torch's own baton file included): nobody holds it
+            if damage != "an unfinished build (no marker)":
+                note(f"the extension build in {folder} is damaged ({damage}); building it again")
+            if folder.is_dir():
+                shutil.rmtree(folder)
+            else:
+                folder.unlink()
         folder.mkdir()
         note(f"building {what} into {folder} (once per torch build and source: 15-20 s on 2 idle cores) ...")
         result = build(folder)
         if not _library(folder, name).is_file():
             raise RuntimeError(f"building {what} produced no {name}.so in {folder}")
-        (folder / _COMPLETE).write_text(f"{os.getpid()}\n")
+        (folder / _COMPLETE).write_text(f"{os.getpid()}\n{_fingerprint(_library(folder, name))}\n")
     return Built(folder, _library(folder, name), False, time.perf_counter() - start), result
 
 
