@@ -93,3 +93,24 @@ def test_an_unpacked_tree_that_is_not_the_releases_is_refused_naming_it(
     assert "delete it, and it is unpacked again" in str(err.value)
     expected = {"empty-marker": "TORCH_REQUIREMENT says ''", "other-release": "'2.12.0.post3'"}.get(damage)
     assert (expected or "no torch_npu/_inductor package") in str(err.value)
+
+
+def test_a_truncated_file_of_the_triton_ascend_install_is_named_against_pips_record(tmp_path: Path) -> None:
+    """Issue #44: a truncated cached libtriton.so killed every worker with SIGBUS ("failed (exit -7):", nothing
+    after the colon). The install is checked against the sizes pip's RECORD lists before each use."""
+    from npu_inductor_compat.tools.simulated import triton_ascend_site
+
+    root = tmp_path / "triton_ascend" / "3.2.0"
+    library = root / "triton" / "_C" / "libtriton.so"
+    library.parent.mkdir(parents=True)
+    library.write_bytes(b"x" * 64)
+    info = root / "triton_ascend-3.2.0.dist-info"
+    info.mkdir()
+    (info / "RECORD").write_text(
+        "triton/_C/libtriton.so,sha256=abc,64\n../../bin/a-script,sha256=def,9\ntriton_ascend-3.2.0.dist-info/RECORD,,\n"
+    )
+    assert triton_ascend_site.installed_damage(root) is None
+    library.write_bytes(b"x" * 10)
+    assert triton_ascend_site.installed_damage(root) == "triton/_C/libtriton.so is 10 bytes, its RECORD says 64"
+    library.unlink()
+    assert "triton/_C/libtriton.so is missing" in str(triton_ascend_site.installed_damage(root))

@@ -107,7 +107,12 @@ def _lower(
                 current = None
         if current is None:
             if code != 0:
-                message = f"the triton-ascend worker failed (exit {code}):\n{tail(stderr)}"
+                said = tail(stderr) or (
+                    "(it printed nothing: a worker killed by a signal before any output points at a damaged "
+                    "triton-ascend install; its cache is checked against pip's RECORD on each run, docs/environment.md)"
+                )
+                how = exit_text(code) if code is not None else "hung"
+                message = f"the triton-ascend worker failed ({how}):\n{said}"
                 results.append({"file": None, "config": None, "stage": None, "ok": False, "error": message})
             return results
         # the worker died (or hung) inside one config: record that config, and go on after it

@@ -63,7 +63,15 @@ def _cached_install() -> TritonAscend:
 
     root = wheel_cache.default_cache_dir().parent / "triton_ascend" / TRITON_ASCEND
     if is_triton_ascend(root):
-        return TritonAscend(root, _version_in(root), f"triton-ascend {TRITON_ASCEND} wheel ({root})")
+        damage = installed_damage(root)
+        if damage is None:
+            return TritonAscend(root, _version_in(root), f"triton-ascend {TRITON_ASCEND} wheel ({root})")
+        aside = root.with_name(f"{root.name}.damaged-{os.getpid()}")
+        os.replace(root, aside)
+        print(
+            f"the triton-ascend install {root} is damaged ({damage}); set aside as {aside}, installing again",
+            file=sys.stderr,
+        )
     print(
         f"installing triton-ascend {TRITON_ASCEND} (about 55 MB, with pybind11) into {root}, once; the environment's "
         "triton is not touched",
@@ -98,3 +106,24 @@ def confine_triton(env: dict[str, str], folder: str) -> None:
     TRITON_DUMP_DIR, else under ~/.triton) go into the worker's ``folder``, never the user's home."""
     env["TRITON_CACHE_DIR"] = os.path.join(folder, "triton-cache")
     env["TRITON_DUMP_DIR"] = os.path.join(folder, "triton-dump")
+
+
+def installed_damage(root: Path) -> str | None:
+    """Why the install in ``root`` is not what pip wrote (None: every file its RECORDs list is there, of the recorded
+    size): a truncated libtriton.so killed every worker with SIGBUS and no message (issue #44). Sizes only, so each
+    use costs a stat per file."""
+    records = sorted(root.glob("*.dist-info/RECORD"))
+    if not records:
+        return "no dist-info RECORD"
+    for record in records:
+        for row in record.read_text().splitlines():
+            path, _, rest = row.partition(",")
+            size = rest.rpartition(",")[2]
+            if not size.isdigit() or path.startswith("../"):  # scripts: pip --target puts them elsewhere
+                continue
+            target = root / path
+            if target.is_symlink() or not target.is_file():
+                return f"{path} is missing, or not a file of its own"
+            if target.stat().st_size != int(size):
+                return f"{path} is {target.stat().st_size} bytes, its RECORD says {size}"
+    return None
