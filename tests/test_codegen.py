@@ -245,6 +245,9 @@ def test_a_script_that_fails_at_import_says_so_last_not_that_nothing_was_compile
         (["{script}", "--provider", "torch_npu"], "argument --provider: 'torch_npu' is not a provider; valid: stock"),
         (["{script}", "--provider", "simulated-npu"], "'simulated-npu' is now called 'stock'; valid: stock (stock"),
         (["{script}", "--soc", "Ascend999"], "--soc: "),
+        (["{script}", "--stage-limit", "5"], "--stage-limit concerns the kernel check: add --check-kernels"),
+        (["{script}", "--check-kernels", "--check-budget", "0"], "'0' must be a positive number of seconds"),
+        (["{script}", "--check-kernels", "--stage-limit", "soon"], "'soon' is not a number of seconds"),
     ],
 )
 def test_usage_errors_exit_2_with_a_clear_message(

@@ -93,7 +93,33 @@ def build_parser() -> argparse.ArgumentParser:
         "environment's triton if it is triton-ascend, or the wheel installed once into the cache (never into this "
         "environment)",
     )
+    parser.add_argument(
+        "--stage-limit",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="with --check-kernels: a stage of one config that makes no progress this long is hung and stopped, "
+        "naming its kernel (default 900; a worker's start-up is not charged to it)",
+    )
+    parser.add_argument(
+        "--check-budget",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="with --check-kernels: the whole check's time; when it runs out, the config in work is stopped and "
+        "every kernel not reached is listed as unchecked (the run then exits 1)",
+    )
     return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    return value
 
 
 # two names of one field: the compiler's, and the one triton-ascend 3.2.0's driver reads
@@ -210,6 +236,9 @@ def _kernel_metadata(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     ):
         if given and not args.cpp_wrapper:
             parser.error(f"{flag} concerns the C++ wrapper: add --cpp-wrapper")
+    for flag, given in (("--stage-limit", args.stage_limit), ("--check-budget", args.check_budget)):
+        if given is not None and not args.check_kernels:
+            parser.error(f"{flag} concerns the kernel check: add --check-kernels")
     return metadata
 
 

@@ -116,7 +116,8 @@ def check(inv: Invocation, summary: dict[str, Any], progress: Progress) -> tuple
         from npu_inductor_compat.tools.simulated import kernel_check
 
         with progress.muted():
-            kernel_failures = kernel_check.check(inv.output.root, summary)
+            limit = inv.args.stage_limit or kernel_check.STAGE_LIMIT
+            kernel_failures = kernel_check.check(inv.output.root, summary, limit, inv.args.check_budget)
     from npu_inductor_compat.tools.simulated import static_check
 
     return header_failures, kernel_failures, static_check.check(inv.output.read, summary)

@@ -52,25 +52,32 @@ def config_time_records() -> dict[str, Patch]:
     return {record.id: record for record in (*torch_npu_long_rows.FIXES, *torch_npu_split_blocks.FIXES)}
 
 
+START_LIMIT = 900.0  # a worker's start-up (torch, torch_npu's backend, triton-ascend): charged to no kernel
+STAGE_LIMIT = 900.0  # one stage of one config without progress: hung
+
+
 def lower(
     files: list[Path],
     triton_ascend: TritonAscend,
-    timeout: float = 900,
+    timeout: float = STAGE_LIMIT,
     torch_npu: str | None = None,
     environment: dict[str, Any] | None = None,
     records: tuple[str, ...] = (),
+    budget: float | None = None,
 ) -> list[dict[str, Any]]:
     """One result per (kernel file, config): ``file``, ``config``, ``stage`` reached (None, or one of STAGES),
     ``ok`` (reached linalg, or the last stage before CANN its pipeline has: ``note`` says so), ``error`` (the
     compiler's message), ``seconds`` per stage. A stage of one config that runs ``timeout`` seconds is hung: that
-    config is recorded so, the rest go on in a new worker. ``torch_npu``: the release whose kernels they are (loaded
-    in torch_npu_bridges.py's ``torch_npu_environment``; what it unstubbed and bridged goes into ``environment``);
-    ``records``: ids of config_time_records() the worker applies."""
+    config is recorded so, the rest go on in a new worker. ``budget``: seconds for the whole check; when it runs
+    out the config in work is recorded as stopped and every file not reached as unchecked (``unchecked``: True).
+    ``torch_npu``: the release whose kernels they are (loaded in torch_npu_bridges.py's ``torch_npu_environment``;
+    what it unstubbed and bridged goes into ``environment``); ``records``: ids of config_time_records() the worker
+    applies."""
     env = worker_env(triton_ascend)
     with tempfile.TemporaryDirectory(prefix="npu_kernel_check_cache_") as cache:
         env.setdefault("TORCHINDUCTOR_CACHE_DIR", cache)  # what the worker's Inductor writes goes with it
         confine_triton(env, cache)
-        return _lower(files, env, timeout, torch_npu, environment, records)
+        return _lower(files, env, timeout, torch_npu, environment, records, budget)
 
 
 def _lower(
@@ -80,17 +87,18 @@ def _lower(
     torch_npu: str | None,
     environment: dict[str, Any] | None,
     records: tuple[str, ...] = (),
+    budget: float | None = None,
+    start_limit: float = START_LIMIT,
 ) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     done_keys: list[str] = []
+    deadline = None if budget is None else time.monotonic() + budget
     while True:
         command = [sys.executable, *WORKER]
         command += [f"--torch-npu={torch_npu}"] if torch_npu else []
         command += [f"--records={','.join(records)}"] if records else []
         command += [f"--skip={key}" for key in done_keys] + [str(path) for path in files]
-        stdout, stderr, code = run_worker(command, env, timeout)
-        if code is None:
-            stderr += f"\n(no progress for {timeout:.0f} s: stopped)"
+        stdout, stderr, code, ended = run_worker(command, env, timeout, start_limit, deadline)
         current = None
         for line in stdout.splitlines():
             try:
@@ -105,18 +113,22 @@ def _lower(
                 results.append(event["result"])
                 done_keys.append(event["key"])
                 current = None
+        if ended == "budget":
+            return [*results, *_stopped(current, files, results, budget, stderr)]
         if current is None:
             if code != 0:
                 said = tail(stderr) or (
                     "(it printed nothing: a worker killed by a signal before any output points at a damaged "
                     "triton-ascend install; its cache is checked against pip's RECORD on each run, docs/environment.md)"
                 )
-                how = exit_text(code) if code is not None else "hung"
+                how = exit_text(code) if code is not None else f"not ready in {start_limit:.0f} s (start-up)"
                 message = f"the triton-ascend worker failed ({how}):\n{said}"
                 results.append({"file": None, "config": None, "stage": None, "ok": False, "error": message})
             return results
         # the worker died (or hung) inside one config: record that config, and go on after it
         how = "hung" if code is None else f"died ({exit_text(code)})"
+        if code is None:
+            stderr += f"\n(no progress for {timeout:.0f} s: stopped)"
         results.append(
             {
                 "file": current["file"],
@@ -131,8 +143,46 @@ def _lower(
         done_keys.append(current["key"])
 
 
-def check(out: Path, summary: dict[str, Any]) -> int:
-    """Lower every kernel the codegen run wrote; record the results in the summary; return the rejected configs."""
+def _stopped(
+    current: dict[str, Any] | None, files: list[Path], results: list[dict[str, Any]], budget: float | None, stderr: str
+) -> list[dict[str, Any]]:
+    """When the budget ran out: the config in work (stopped, naming its kernel and stage) and each file no result
+    reached (unchecked)."""
+    why = f"the check's budget of {budget:.0f} s ran out"
+    found = []
+    if current is not None:
+        found.append(
+            {
+                "file": current["file"],
+                "kernel": current["kernel"],
+                "config": current["config"],
+                "stage": current.get("reached"),
+                "ok": False,
+                "error": f"stopped in stage {current['stage']}: {why}",
+                "seconds": {},
+                "unchecked": True,
+            }
+        )
+    reached = {result.get("file") for result in [*results, *found]}
+    for path in files:
+        if str(path) not in reached:
+            found.append(
+                {
+                    "file": str(path),
+                    "config": None,
+                    "stage": None,
+                    "ok": False,
+                    "error": f"not checked: {why}",
+                    "seconds": {},
+                    "unchecked": True,
+                }
+            )
+    return found
+
+
+def check(out: Path, summary: dict[str, Any], stage_limit: float = STAGE_LIMIT, budget: float | None = None) -> int:
+    """Lower every kernel the codegen run wrote; record the results in the summary; return the rejected configs
+    (those the budget left unchecked count too)."""
     try:
         triton_ascend = locate()
     except KernelCheckUnavailable as err:
@@ -153,9 +203,7 @@ def check(out: Path, summary: dict[str, Any]) -> int:
     paths = [path for _, _, path in files]
     fixes = summary.get("fixes") or {}
     records = tuple(key for key in config_time_records() if torch_npu is not None and fixes.get(key) == "applied")
-    results = (
-        lower(paths, triton_ascend, torch_npu=torch_npu, environment=environment, records=records) if files else []
-    )
+    results = lower(paths, triton_ascend, stage_limit, torch_npu, environment, records, budget) if files else []
     by_file: dict[str, list[dict[str, Any]]] = {}
     orphans = []
     for result in results:
@@ -167,7 +215,7 @@ def check(out: Path, summary: dict[str, Any]) -> int:
     for graph in summary["graphs"]:
         graph["kernel_check"] = {
             name: [
-                {key: result.get(key) for key in ("config", "stage", "ok", "error", "seconds", "note")}
+                {key: result.get(key) for key in ("config", "stage", "ok", "error", "seconds", "note", "unchecked")}
                 for result in by_file.get(str(path), [])
             ]
             for index, name, path in files
@@ -185,6 +233,9 @@ def check(out: Path, summary: dict[str, Any]) -> int:
         **({"records": list(records)} if records else {}),
         "configs": len(results),
         "rejected": rejected,
+        "unchecked": sorted({str(result["file"]) for result in results if result.get("unchecked")}),
+        **({"stage_limit": stage_limit} if stage_limit != STAGE_LIMIT else {}),
+        **({"budget": budget} if budget is not None else {}),
         "seconds": round(time.perf_counter() - start, 1),
         "error": "\n".join(result["error"] for result in orphans) or None,
     }
@@ -211,6 +262,8 @@ def verdict(check: dict[str, Any]) -> str:
         return "every kernel config lowered" if check.get("configs") else "no Triton kernel to lower"
     every, some = check.get("every_config_rejected", []), check.get("some_configs_rejected", [])
     parts = [f"{check['rejected']} config(s) rejected"]
+    if check.get("unchecked"):
+        parts.append(f"the budget ran out: {len(check['unchecked'])} kernel file(s) not fully checked")
     if every:
         parts.append(
             f"{len(every)} kernel(s) with every config rejected, which cannot compile at all ({', '.join(every)})"

@@ -46,10 +46,19 @@ def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
     lines.put(None)
 
 
-def run_worker(command: list[str], env: dict[str, str], quiet_limit: float) -> tuple[str, str, int | None]:
-    """Run a worker to its end: its stdout, stderr and exit code; the code is None when it went ``quiet_limit``
-    seconds without a line of output (one event per config and stage: a compile that long is hung) and was killed.
-    A long run of quick steps is never cut short."""
+def run_worker(
+    command: list[str],
+    env: dict[str, str],
+    quiet_limit: float,
+    start_limit: float | None = None,
+    deadline: float | None = None,
+) -> tuple[str, str, int | None, str]:
+    """Run a worker to its end: its stdout, stderr, exit code and how it ended ("exited"; "quiet": ``quiet_limit``
+    seconds without a line of output after its first (one event per config and stage: a stage that long is hung);
+    "start": no first line within ``start_limit``, its start-up charged to no kernel; "budget": the monotonic
+    ``deadline`` passed). The code is None when it was killed. A long run of quick steps is never cut short."""
+    import time
+
     with tempfile.TemporaryFile(mode="w+") as errors:  # a file: a chatty stderr cannot block the worker
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
         assert process.stdout is not None
@@ -58,18 +67,26 @@ def run_worker(command: list[str], env: dict[str, str], quiet_limit: float) -> t
         reader.start()
         out: list[str] = []
         code: int | None = None
+        ready = start_limit is None
+        ended = "exited"
         while True:
+            limit = quiet_limit if ready else float(start_limit or quiet_limit)
+            if deadline is not None:
+                limit = min(limit, max(deadline - time.monotonic(), 0.0))
             try:
-                line = lines.get(timeout=quiet_limit)
+                line = lines.get(timeout=limit)
             except queue.Empty:
+                out_of_budget = deadline is not None and time.monotonic() >= deadline
+                ended = "budget" if out_of_budget else ("quiet" if ready else "start")
                 process.kill()
                 process.wait()
                 break
             if line is None:
                 code = process.wait()
                 break
+            ready = True  # its first line ends the start-up
             out.append(line)
         reader.join(timeout=10)
         process.stdout.close()
         errors.seek(0)
-        return "".join(out), errors.read(), code
+        return "".join(out), errors.read(), code, ended
