@@ -158,9 +158,11 @@ def torch_npu_ttir(files: list[Path], torch_npu: str) -> dict[str, str]:  # prag
 
 
 def _load_kernel(file: Path, modules: Path) -> tuple[str, Any]:
-    """(kernel name, its autotuner or jit function): the kernel file's module, loaded from a copy in ``modules``."""
+    """(kernel name, its autotuner or jit function): the kernel file's module, loaded from a copy in a folder of its
+    own under ``modules``: two graphs may name different kernels alike, and a bytecode file cached for the first
+    (same size, same second) would be taken for the second."""
     name, source = kernel_source(file)
-    module_path = modules / f"{name}.py"
+    module_path = Path(tempfile.mkdtemp(dir=modules)) / f"{name}.py"
     module_path.write_text(source)  # triton.jit reads the function's source from a real file
     spec = importlib.util.spec_from_file_location(name, module_path)
     assert spec is not None and spec.loader is not None

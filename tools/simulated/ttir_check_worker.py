@@ -70,8 +70,12 @@ class _Precompiler:
         from npu_inductor_compat.tools.simulated.kernel_params import driver_selection_inert
 
         if self._modules is None:
+            import atexit
+            import shutil
+
             kernel_lowering._stop_at_triton_compile()  # triton.compile's arguments, then the stages here
             self._modules = tempfile.mkdtemp(prefix="npu_template_precompile_")
+            atexit.register(shutil.rmtree, self._modules, True)
         file = Path(self._modules) / f"{kernel}.py"
         file.write_text(source)
         with driver_selection_inert():
