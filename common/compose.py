@@ -13,6 +13,7 @@ from npu_inductor_compat.common import (
     kernel_forms,
     launch_fixes,
     torch_npu_constant_load,
+    torch_npu_fallbacks,
     torch_npu_fixes,
     torch_npu_flex_lowering,
     torch_npu_hint_numels,
@@ -48,6 +49,7 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
         torch_npu_flex_lowering.flex_lowerings_kept(adapters),
         *torch_npu_flex_lowering.FIXES,
         *torch_npu_split_blocks.FIXES,
+        *torch_npu_fallbacks.FIXES,
     )
 
 

@@ -508,6 +508,11 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         lambda sources: Finding(*survey_late_fixes.sets_what_the_epilogue_question_reads(sources)),
     ),
     Detector(
+        "torch-npu-implicit-fallback-under-ci",
+        "torch_npu takes no op out of Inductor's decompositions or lowerings (none reaches torch's implicit fallback)",
+        lambda sources: Finding(*survey_late_fixes.takes_no_op_out_of_inductor(sources)),
+    ),
+    Detector(
         "torch-npu-numels-pinned",
         "NPUIndexTritonKernel.initialize_range_tree keeps a kernel's symbolic numels (no size hints substituted)",
         lambda sources: Finding(*survey_late_fixes.keeps_numels_symbolic(sources)),

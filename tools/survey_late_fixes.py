@@ -187,3 +187,26 @@ def sets_what_the_epilogue_question_reads(sources: Sources) -> tuple[bool, str]:
     if sources.torch is not None and Version(sources.torch) < EPILOGUE_TORCH:
         return (True, f"its __init__ skips torch's, but torch {sources.torch} asks no reduction-epilogue question")
     return (False, f"its __init__ runs BaseScheduling's only, and torch {sources.torch}'s method reads what it skips")
+
+
+def takes_no_op_out_of_inductor(sources: Sources) -> tuple[bool, str]:
+    """Whether no module of torch_npu's Inductor deletes entries of Inductor's ``decompositions`` or ``lowerings``
+    (or calls ``remove_decompositions``): an op it takes out goes to torch's implicit fallback, which raises under
+    CI=true when torch has a decomposition for it (the bug)."""
+    sites = []
+    for name in sources.py_files("torch_npu/_inductor/"):
+        tree = sources.tree(name)
+        for node in ast.walk(tree) if tree is not None else ():
+            removes = (
+                isinstance(node, ast.Delete)
+                and any(
+                    isinstance(target, ast.Subscript)
+                    and ast.unparse(target.value).split(".")[-1] in ("decompositions", "lowerings")
+                    for target in node.targets
+                )
+            ) or (isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "remove_decompositions")
+            if removes:
+                sites.append(f"{name.removeprefix('torch_npu/_inductor/')}:{node.lineno}")
+    if not sites:
+        return (True, "no module of torch_npu's Inductor takes an op out of Inductor's decompositions or lowerings")
+    return (False, f"ops taken out of Inductor's decompositions or lowerings at {', '.join(sites[:4])}")
