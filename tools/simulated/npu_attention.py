@@ -20,6 +20,12 @@ def _on_cpu(*tensors: Any) -> list[Any]:
     return [None if t is None else t.cpu() for t in tensors]
 
 
+def _dense(result: Any, like: Any) -> Any:
+    """A kernel's result on ``like``'s device, contiguous: torch_npu's kernels allocate their outputs dense from the
+    sizes (op-plugin's apply_tensor_without_format), whatever the inputs' strides; the fakes say the same."""
+    return result.contiguous().to(like.device)
+
+
 # ------------------------------------------------------------------------------------------------ fusion attention
 # https://hiascend.com/document/detail/zh/Pytorch/600/apiref/apilist/ptaoplist_000850.html (and the formula of
 # https://gitcode.com/Ascend/MindSpeed/blob/master/docs/zh/ops/fusion_attention.md):
@@ -193,12 +199,11 @@ def _fusion_attention(
     fwd = _forward(q, k, v, p, m, opts)
     out = _from_bnsd(fwd["out"], input_layout).to(query.dtype)
     peak, total = (fwd[name].expand(*fwd[name].shape[:-1], 8) for name in ("peak", "total"))
-    device = query.device
     numels = peak.shape[0] * peak.shape[1] * peak.shape[2] * _to_bnsd(k, input_layout, 1).shape[2]
     return (
-        out.to(device),
-        peak.contiguous().to(device),
-        total.contiguous().to(device),
+        _dense(out, query),
+        _dense(peak, query),
+        _dense(total, query),
         query.new_empty((0,)),
         seed,
         offset,
@@ -304,10 +309,10 @@ def _fusion_attention_grad(
     d = fwd["q"].shape[-1]
     grads = _backward(fwd, _to_bnsd(dy.cpu(), input_layout, d).float(), opts)
     dq, dk, dv = (
-        _from_bnsd(g, input_layout).to(t.dtype).to(query.device)
+        _dense(_from_bnsd(g, input_layout).to(t.dtype), query)
         for g, t in zip(grads[:3], (query, key, value), strict=True)
     )
-    dpse = grads[3].sum_to_size(pse.shape).to(pse.dtype).to(query.device) if pse is not None else query.new_empty((0,))
+    dpse = _dense(grads[3].sum_to_size(pse.shape).to(pse.dtype), query) if pse is not None else query.new_empty((0,))
     return dq, dk, dv, dpse, query.new_empty((0,))
 
 

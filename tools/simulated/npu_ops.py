@@ -9,6 +9,7 @@ from typing import Any
 
 from npu_inductor_compat.tools.simulated.npu_attention import (
     NotSimulatedArgument,
+    _dense,
     _fa_grad,
     _fa_setup,
     _fusion_attention,
@@ -55,20 +56,28 @@ NAMES = tuple(SCHEMAS)  # what torch_npu.<name> answers in the stand-in (torch.o
 # ------------------------------------------------------------------------------------------------ npu_rms_norm
 # https://www.hiascend.com/document/detail/zh/Pytorch/700/apiref/apilist/ptaoplist_000860.html:
 # y = x / sqrt(mean(x^2 over gamma's dims) + epsilon) * gamma; rstd (float32) has x's shape with gamma's dims 1.
+def _check_rms_norm(x: Any, gamma: Any) -> None:
+    # torch_npu's own check and message (Ascend/op-plugin op_plugin/ops/aclops/RmsNormKernelNpu.cpp)
+    if x.dim() < gamma.dim():
+        raise RuntimeError("The gamma shape should not be bigger than self shape.")
+
+
 def _rms_norm(x: Any, gamma: Any, epsilon: float = 1e-6) -> tuple[Any, Any]:
     import torch
 
+    _check_rms_norm(x, gamma)
     dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
     cx, cg = _on_cpu(x, gamma)
     xf = cx.float()
     rstd = torch.rsqrt(xf.pow(2).mean(dims, keepdim=True) + epsilon)
     y = (xf * rstd * cg.float()).to(x.dtype)
-    return y.to(x.device), rstd.to(x.device)
+    return _dense(y, x), _dense(rstd, x)
 
 
 def _rms_norm_fake(x: Any, gamma: Any, epsilon: float = 1e-6) -> tuple[Any, Any]:
     import torch
 
+    _check_rms_norm(x, gamma)
     shape = [*x.shape[: x.dim() - gamma.dim()], *([1] * gamma.dim())]
     return x.new_empty(x.shape), x.new_empty(shape, dtype=torch.float32)
 
@@ -82,7 +91,7 @@ def _rms_norm_backward(dy: Any, x: Any, gamma: Any, rstd: Any) -> tuple[Any, Any
     dn = cdy * cg
     dx = (dn - normed * (dn * normed).mean(dims, keepdim=True)) * cr
     dgamma = (cdy * normed).sum(tuple(range(x.dim() - gamma.dim())))
-    return dx.to(x.dtype).to(x.device), dgamma.to(x.device)
+    return _dense(dx.to(x.dtype), x), _dense(dgamma, x)
 
 
 def _rms_norm_backward_fake(dy: Any, x: Any, gamma: Any, rstd: Any) -> tuple[Any, Any]:
@@ -135,10 +144,12 @@ def _check_rotary(x: Any, mode: str, rotate: Any = None) -> None:
         raise ValueError(f"torch_npu.npu_rotary_mul: the last dimension ({x.shape[-1]}) must be even")
 
 
+# Mixed dtypes: torch_npu casts r1 and r2 (and the gradient) to x's dtype and allocates every output in x's dtype
+# (Ascend/op-plugin op_plugin/ops/opapi/RotaryMulKernelNpuOpApi.cpp and RotaryMulBackwardKernelNpuOpApi.cpp).
 def _rotary_mul(x: Any, r1: Any, r2: Any, rotary_mode: str = "half", rotate: Any = None) -> Any:
     _check_rotary(x, rotary_mode, rotate)
-    cx, c1, c2 = _on_cpu(x, r1, r2)
-    return (cx * c1 + _rotate(cx, rotary_mode) * c2).to(x.device)
+    cx, c1, c2 = (t.to(x.dtype) for t in _on_cpu(x, r1, r2))
+    return _dense(cx * c1 + _rotate(cx, rotary_mode) * c2, x)
 
 
 def _rotary_mul_fake(x: Any, r1: Any, r2: Any, rotary_mode: str = "half", rotate: Any = None) -> Any:
@@ -148,15 +159,15 @@ def _rotary_mul_fake(x: Any, r1: Any, r2: Any, rotary_mode: str = "half", rotate
 
 def _rotary_mul_backward(grad: Any, x: Any, r1: Any, r2: Any, rotary_mode: str = "half") -> tuple[Any, Any, Any]:
     _check_rotary(x, rotary_mode)
-    cg, cx, c1, c2 = _on_cpu(grad, x, r1, r2)
+    cg, cx, c1, c2 = (t.to(x.dtype) for t in _on_cpu(grad, x, r1, r2))
     dx = cg * c1 + _rotate_back(cg * c2, rotary_mode)
     dr1 = (cg * cx).sum_to_size(r1.shape)
     dr2 = (cg * _rotate(cx, rotary_mode)).sum_to_size(r2.shape)
-    return dx.to(x.device), dr1.to(r1.dtype).to(x.device), dr2.to(r2.dtype).to(x.device)
+    return _dense(dx, x), _dense(dr1, x), _dense(dr2, x)
 
 
 def _rotary_mul_backward_fake(grad: Any, x: Any, r1: Any, r2: Any, rotary_mode: str = "half") -> tuple[Any, Any, Any]:
-    return x.new_empty(x.shape), r1.new_empty(r1.shape), r2.new_empty(r2.shape)
+    return x.new_empty(grad.shape), x.new_empty(r1.shape), x.new_empty(r2.shape)
 
 
 def _rotary_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
@@ -169,7 +180,7 @@ def _rotary_grad(ctx: Any, grad: Any) -> tuple[Any, ...]:
 
     x, r1, r2 = ctx.saved_tensors
     dx, dr1, dr2 = torch.ops.npu.npu_rotary_mul_backward(grad, x, r1, r2, ctx.mode)
-    return dx, dr1, dr2, None, None
+    return dx, dr1.to(r1.dtype), dr2.to(r2.dtype), None, None
 
 
 # ------------------------------------------------------------------------------------------------ npu_swiglu
@@ -179,7 +190,7 @@ def _swiglu(x: Any, dim: int = -1) -> Any:
     import torch
 
     first, second = x.cpu().chunk(2, dim=dim)
-    return (torch.nn.functional.silu(first.float()) * second.float()).to(x.dtype).to(x.device)
+    return _dense((torch.nn.functional.silu(first.float()) * second.float()).to(x.dtype), x)
 
 
 def _swiglu_fake(x: Any, dim: int = -1) -> Any:
@@ -196,7 +207,7 @@ def _swiglu_backward(grad_output: Any, x: Any, dim: int = -1) -> Any:
     sig = torch.sigmoid(first)
     d_first = g * second * sig * (1 + first * (1 - sig))
     d_second = g * first * sig
-    return torch.cat((d_first, d_second), dim=dim).to(x.dtype).to(x.device)
+    return _dense(torch.cat((d_first, d_second), dim=dim).to(x.dtype), x)
 
 
 def _swiglu_backward_fake(grad_output: Any, x: Any, dim: int = -1) -> Any:
@@ -235,7 +246,7 @@ def _dropout(x: Any, p: float) -> tuple[Any, Any]:
     mask = (keep.view(-1, 8).to(torch.int32) * weights).sum(-1).to(torch.uint8)
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     out = x.cpu() * keep[:numel].view(x.shape).to(x.dtype) * scale
-    return out.to(x.device), mask.to(x.device)
+    return _dense(out, x), _dense(mask, x)
 
 
 def _dropout_fake(x: Any, p: float) -> tuple[Any, Any]:
@@ -259,7 +270,7 @@ def _dropout_backward(grad_output: Any, mask: Any, p: float) -> Any:
         )
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     keep = _unpack(mask, grad_output.numel()).view(grad_output.shape)
-    return (grad_output.cpu() * keep.to(grad_output.dtype) * scale).to(grad_output.device)
+    return _dense(grad_output.cpu() * keep.to(grad_output.dtype) * scale, grad_output)
 
 
 def _dropout_backward_fake(grad_output: Any, mask: Any, p: float) -> Any:
