@@ -248,6 +248,10 @@ def test_a_script_that_fails_at_import_says_so_last_not_that_nothing_was_compile
         (["{script}", "--stage-limit", "5"], "--stage-limit concerns the kernel check: add --check-kernels"),
         (["{script}", "--check-kernels", "--check-budget", "0"], "'0' must be a positive number of seconds"),
         (["{script}", "--check-kernels", "--stage-limit", "soon"], "'soon' is not a number of seconds"),
+        (["{script}", "-j", "2"], "--jobs concerns the kernel check: add --check-kernels"),
+        (["{script}", "--no-cache"], "--no-cache concerns the kernel check: add --check-kernels"),
+        (["{script}", "--check-kernels", "-j", "0"], "argument -j/--jobs: '0' must be 1 or more"),
+        (["{script}", "--check-kernels", "--max-configs", "two"], "'two' is not a whole number"),
     ],
 )
 def test_usage_errors_exit_2_with_a_clear_message(

@@ -36,10 +36,10 @@ torch.compile(erfc)(x.to("npu"))
 """
 
 
-def codegen(tmp_path: Path, script: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+def codegen(tmp_path: Path, script: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     out = tmp_path / "out"
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--check-kernels", "--out"]
-    command += [str(out), "--provider", "stock"]  # stock Inductor's kernels, whatever the default on this torch
+    command += [str(out), "--provider", "stock", *flags]  # stock Inductor's kernels, whatever the default here
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
     summary_path = out / "summary.json"
     assert summary_path.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
@@ -95,3 +95,57 @@ def test_kernels_triton_ascend_rejects_fail_the_check_with_the_compilers_own_mes
     # (triton-adapter-opt's own aborts, kept as printed, are in tests/test_kernel_forms.py)
     assert "fp64] is unsupported on Ascend" in messages  # the code generator refuses fp64 loads
     assert "has no attribute 'erfc'" in messages  # no such function in tl.extra.ascend.libdevice
+
+
+TWICE = '''
+import torch
+
+
+def first(x):
+    return (x.sin() + 1.0).sum(-1)
+
+
+def second(x):  # the same body: the same kernel source, in a graph of its own
+    return (x.sin() + 1.0).sum(-1)
+
+
+x = torch.randn(8, 33)
+for fn in (first, second):
+    torch.compile(fn)(x.to("npu"))
+'''
+
+
+def test_a_kernel_met_twice_is_lowered_once_and_a_second_run_comes_from_the_verdict_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two graphs with one kernel source: the compiler runs once per config (the worker's results are counted), both
+    kernels get the verdicts. Run again, nothing is lowered: every verdict comes from the cache; --no-cache lowers
+    again; a damaged entry is lowered again and rewritten."""
+    monkeypatch.setenv("NPU_INDUCTOR_COMPAT_KERNEL_VERDICTS", str(tmp_path / "verdicts"))
+    script = tmp_path / "twice.py"
+    script.write_text(TWICE)
+
+    def run(name: str, *flags: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+        (tmp_path / name).mkdir()
+        return codegen(tmp_path / name, script, *flags)
+
+    done, cold = run("cold")
+    check = cold["kernel_check"]
+    assert done.returncode == 0 and check["kernels"] == {"files": 2, "lowered": 1, "from_cache": 0}
+    assert check["duplicates"] == 1 and check["configs"] == 2 * check["lowered"] > 0
+    first, second = (graph["kernel_check"] for graph in cold["graphs"])
+    assert list(first.values()) == list(second.values()) and all(result["ok"] for _, result in configs(cold))
+    assert "kernel check: 1/1 kernels" in done.stderr  # the progress line
+
+    done, warm = run("warm")
+    check = warm["kernel_check"]
+    assert check["kernels"] == {"files": 2, "lowered": 0, "from_cache": 1} and check["lowered"] == 0
+    assert [graph["kernel_check"] for graph in warm["graphs"]] == [graph["kernel_check"] for graph in cold["graphs"]]
+    assert "1 kernel(s) from the verdict cache" in done.stdout
+
+    _, again = run("no-cache", "--no-cache")
+    assert again["kernel_check"]["kernels"]["from_cache"] == 0 and again["kernel_check"]["lowered"] > 0
+    (entry,) = (tmp_path / "verdicts").glob("*.json")
+    entry.write_text(entry.read_text()[:40])
+    _, damaged = run("damaged")
+    assert damaged["kernel_check"]["kernels"]["lowered"] == 1 and json.loads(entry.read_text())["results"]

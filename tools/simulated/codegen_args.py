@@ -109,7 +109,39 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --check-kernels: the whole check's time; when it runs out, the config in work is stopped and "
         "every kernel not reached is listed as unchecked (the run then exits 1)",
     )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="with --check-kernels: worker processes lowering kernels at once (default: the cores available)",
+    )
+    parser.add_argument(
+        "--max-configs",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="with --check-kernels: only each kernel's first N configs, in the order its heuristics list them "
+        "(default: every config); the summary counts the configs not checked",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="with --check-kernels: lower every kernel again, neither reading nor writing the verdict cache "
+        "($NPU_INDUCTOR_COMPAT_KERNEL_VERDICTS, else kernel_verdicts/ in the tool's cache folder)",
+    )
     return parser
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 1 or more")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -236,7 +268,13 @@ def _kernel_metadata(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     ):
         if given and not args.cpp_wrapper:
             parser.error(f"{flag} concerns the C++ wrapper: add --cpp-wrapper")
-    for flag, given in (("--stage-limit", args.stage_limit), ("--check-budget", args.check_budget)):
+    for flag, given in (
+        ("--stage-limit", args.stage_limit),
+        ("--check-budget", args.check_budget),
+        ("--jobs", args.jobs),
+        ("--max-configs", args.max_configs),
+        ("--no-cache", args.no_cache or None),
+    ):
         if given is not None and not args.check_kernels:
             parser.error(f"{flag} concerns the kernel check: add --check-kernels")
     return metadata

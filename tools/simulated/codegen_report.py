@@ -246,9 +246,17 @@ def _say_kernel_check(summary: dict[str, Any], quiet: bool) -> None:
         from npu_inductor_compat.tools.simulated.kernel_check import verdict as kernel_verdict
 
         verdict = kernel_verdict(check)
+        kernels = check.get("kernels") or {}
+        how = f"{check.get('lowered', check['configs'])} lowered now"
+        if kernels.get("from_cache"):
+            how += f", {kernels['from_cache']} kernel(s) from the verdict cache"
+        if check.get("duplicates"):
+            how += f", {check['duplicates']} duplicate kernel(s) checked once"
+        if check.get("not_checked"):
+            how += f"; {check['not_checked']} config(s) not checked (--max-configs {check['max_configs']})"
         print(
             f"triton-ascend {check['triton_ascend']} ({check['source']}): {check['configs']} kernel config(s) "
-            f"to linalg in {check['seconds']} s: {verdict} (messages: kernel_check in summary.json)"
+            f"to linalg ({how}) in {check['seconds']} s: {verdict} (messages: kernel_check in summary.json)"
         )
 
 

@@ -117,7 +117,10 @@ def check(inv: Invocation, summary: dict[str, Any], progress: Progress) -> tuple
 
         with progress.muted():
             limit = inv.args.stage_limit or kernel_check.STAGE_LIMIT
-            kernel_failures = kernel_check.check(inv.output.root, summary, limit, inv.args.check_budget)
+            args = inv.args
+            kernel_failures = kernel_check.check(
+                inv.output.root, summary, limit, args.check_budget, args.jobs, args.max_configs, not args.no_cache
+            )
     from npu_inductor_compat.tools.simulated import static_check
 
     return header_failures, kernel_failures, static_check.check(inv.output.read, summary)

@@ -5,13 +5,19 @@ How it runs, and torch_npu's kernels in their own environment: docs/codegen.md."
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from npu_inductor_compat.patching import Patch
+from npu_inductor_compat.tools.simulated import kernel_verdicts as verdicts
+from npu_inductor_compat.tools.simulated.kernel_plan import plan_check
+from npu_inductor_compat.tools.simulated.kernel_progress import KernelProgress
 from npu_inductor_compat.tools.simulated.triton_ascend_site import (
     KernelCheckUnavailable,
     TritonAscend,
@@ -64,6 +70,8 @@ def lower(
     environment: dict[str, Any] | None = None,
     records: tuple[str, ...] = (),
     budget: float | None = None,
+    on_line: Callable[[str], None] | None = None,
+    max_configs: int | None = None,
 ) -> list[dict[str, Any]]:
     """One result per (kernel file, config): ``file``, ``config``, ``stage`` reached (None, or one of STAGES),
     ``ok`` (reached linalg, or the last stage before CANN its pipeline has: ``note`` says so), ``error`` (the
@@ -72,12 +80,17 @@ def lower(
     out the config in work is recorded as stopped and every file not reached as unchecked (``unchecked``: True).
     ``torch_npu``: the release whose kernels they are (loaded in torch_npu_bridges.py's ``torch_npu_environment``;
     what it unstubbed and bridged goes into ``environment``); ``records``: ids of config_time_records() the worker
-    applies."""
+    applies; ``on_line``: each line the worker prints, as it comes; ``max_configs``: each kernel's first configs
+    only. A result the worker did not give itself (a hang, a death, the budget) has ``lost``: True."""
     env = worker_env(triton_ascend)
+    options = (
+        *(f"--records={','.join(records)}",) * bool(records),
+        *(f"--max-configs={max_configs}",) * bool(max_configs),
+    )
     with tempfile.TemporaryDirectory(prefix="npu_kernel_check_cache_") as cache:
         env.setdefault("TORCHINDUCTOR_CACHE_DIR", cache)  # what the worker's Inductor writes goes with it
         confine_triton(env, cache)
-        return _lower(files, env, timeout, torch_npu, environment, records, budget)
+        return _lower(files, env, timeout, torch_npu, environment, tuple(options), budget, on_line=on_line)
 
 
 def _lower(
@@ -86,9 +99,10 @@ def _lower(
     timeout: float,
     torch_npu: str | None,
     environment: dict[str, Any] | None,
-    records: tuple[str, ...] = (),
+    options: tuple[str, ...] = (),
     budget: float | None = None,
     start_limit: float = START_LIMIT,
+    on_line: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     done_keys: list[str] = []
@@ -96,9 +110,8 @@ def _lower(
     while True:
         command = [sys.executable, *WORKER]
         command += [f"--torch-npu={torch_npu}"] if torch_npu else []
-        command += [f"--records={','.join(records)}"] if records else []
-        command += [f"--skip={key}" for key in done_keys] + [str(path) for path in files]
-        stdout, stderr, code, ended = run_worker(command, env, timeout, start_limit, deadline)
+        command += [*options, *(f"--skip={key}" for key in done_keys), *(str(path) for path in files)]
+        stdout, stderr, code, ended = run_worker(command, env, timeout, start_limit, deadline, on_line)
         current = None
         for line in stdout.splitlines():
             try:
@@ -123,7 +136,9 @@ def _lower(
                 )
                 how = exit_text(code) if code is not None else f"not ready in {start_limit:.0f} s (start-up)"
                 message = f"the triton-ascend worker failed ({how}):\n{said}"
-                results.append({"file": None, "config": None, "stage": None, "ok": False, "error": message})
+                results.append(
+                    {"file": None, "config": None, "stage": None, "ok": False, "error": message, "lost": True}
+                )
             return results
         # the worker died (or hung) inside one config: record that config, and go on after it
         how = "hung" if code is None else f"died ({exit_text(code)})"
@@ -138,6 +153,7 @@ def _lower(
                 "ok": False,
                 "error": f"the compiler {how} in stage {current['stage']}:\n{tail(stderr)}",
                 "seconds": {},
+                "lost": True,
             }
         )
         done_keys.append(current["key"])
@@ -161,6 +177,7 @@ def _stopped(
                 "error": f"stopped in stage {current['stage']}: {why}",
                 "seconds": {},
                 "unchecked": True,
+                "lost": True,
             }
         )
     reached = {result.get("file") for result in [*results, *found]}
@@ -175,14 +192,31 @@ def _stopped(
                     "error": f"not checked: {why}",
                     "seconds": {},
                     "unchecked": True,
+                    "lost": True,
                 }
             )
     return found
 
 
-def check(out: Path, summary: dict[str, Any], stage_limit: float = STAGE_LIMIT, budget: float | None = None) -> int:
-    """Lower every kernel the codegen run wrote; record the results in the summary; return the rejected configs
-    (those the budget left unchecked count too)."""
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def check(
+    out: Path,
+    summary: dict[str, Any],
+    stage_limit: float = STAGE_LIMIT,
+    budget: float | None = None,
+    jobs: int | None = None,
+    max_configs: int | None = None,
+    cache: bool = True,
+) -> int:
+    """Lower every kernel the codegen run wrote, each distinct source once (kernel_verdicts.py: from the verdict
+    cache unless ``cache`` is False), in up to ``jobs`` workers (default: the cores available); record the results
+    in the summary; return the rejected configs (those the budget left unchecked count too)."""
     try:
         triton_ascend = locate()
     except KernelCheckUnavailable as err:
@@ -191,19 +225,40 @@ def check(out: Path, summary: dict[str, Any], stage_limit: float = STAGE_LIMIT, 
     files = kernel_files(out, summary)
     # the torch_npu-wheel provider's kernels load in torch_npu's environment, in its release
     torch_npu = (summary.get("torch_npu_standin") or {}).get("wheel", {}).get("torch_npu")
+    fixes = summary.get("fixes") or {}
+    records = tuple(key for key in config_time_records() if torch_npu is not None and fixes.get(key) == "applied")
+    context = {
+        "triton_ascend": [triton_ascend.version, str(triton_ascend.source)],
+        "torch": summary.get("torch"),
+        "torch_npu": torch_npu,
+        "records": list(records),
+        "max_configs": max_configs,
+        "stages": list(STAGES),
+    }
+    start = time.perf_counter()
+    plan = plan_check([path for _, _, path in files], context, verdicts.cache_dir() if cache else None)
     environment: dict[str, Any] = {}
+    workers = max(1, min(jobs or available_cores(), len(plan.to_lower)))
     if files:
         print(
-            f"lowering {len(files)} Triton kernel(s), every autotune config, through triton-ascend "
-            f"{triton_ascend.version}'s front end (TTIR, then linalg; a few seconds per config) ...",
+            f"lowering {len(files)} Triton kernel(s) ({len(plan.to_lower)} to lower: "
+            f"{len(plan.cached)} from the verdict cache, {plan.duplicates} duplicate(s)), "
+            f"{'every autotune config' if max_configs is None else f'the first {max_configs} config(s) of each'}, "
+            f"through triton-ascend {triton_ascend.version}'s front end (TTIR, then linalg) in {workers} worker(s) ...",
             file=sys.stderr,
             flush=True,
         )
-    start = time.perf_counter()
-    paths = [path for _, _, path in files]
-    fixes = summary.get("fixes") or {}
-    records = tuple(key for key in config_time_records() if torch_npu is not None and fixes.get(key) == "applied")
-    results = lower(paths, triton_ascend, stage_limit, torch_npu, environment, records, budget) if files else []
+    progress = KernelProgress(len(plan.to_lower))
+    chunks = [plan.to_lower[index::workers] for index in range(workers)]
+
+    def run(chunk: list[Path]) -> list[dict[str, Any]]:
+        args = (triton_ascend, stage_limit, torch_npu, environment, records, budget, progress.line, max_configs)
+        return lower(chunk, *args) if chunk else []
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        lowered = [result for results in pool.map(run, chunks) for result in results]
+    progress.close()
+    results = plan.finish(lowered, progress.totals)
     by_file: dict[str, list[dict[str, Any]]] = {}
     orphans = []
     for result in results:
@@ -232,6 +287,12 @@ def check(out: Path, summary: dict[str, Any], stage_limit: float = STAGE_LIMIT, 
         **({} if torch_npu is None else {"torch_npu": torch_npu, "ttir": TORCH_NPU_TTIR, **environment}),
         **({"records": list(records)} if records else {}),
         "configs": len(results),
+        "lowered": len([result for result in lowered if result.get("file") is not None and not result.get("lost")]),
+        "kernels": {"files": len(files), "lowered": len(plan.to_lower), "from_cache": len(plan.cached)},
+        "duplicates": plan.duplicates,
+        "workers": workers,
+        "verdict_cache": None if not cache else str(verdicts.cache_dir()),
+        **({"max_configs": max_configs, "not_checked": plan.not_checked} if max_configs is not None else {}),
         "rejected": rejected,
         "unchecked": sorted({str(result["file"]) for result in results if result.get("unchecked")}),
         **({"stage_limit": stage_limit} if stage_limit != STAGE_LIMIT else {}),

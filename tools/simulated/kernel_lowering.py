@@ -172,11 +172,16 @@ def _load_kernel(file: Path, modules: Path) -> tuple[str, Any]:
 
 
 def _worker(  # pragma: no cover
-    files: list[str], skip: set[str], torch_npu: str | None = None, records: tuple[str, ...] = ()
+    files: list[str],
+    skip: set[str],
+    torch_npu: str | None = None,
+    records: tuple[str, ...] = (),
+    max_configs: int | None = None,
 ) -> int:
     """Lower every config of ``files`` (runs under triton-ascend); ``torch_npu``: the release whose kernels they
     are (they load in :func:`torch_npu_environment`); ``records``: ids of the config-time fix records the codegen
-    run applied, applied here too before any kernel loads (kernel_check.config_time_records)."""
+    run applied, applied here too before any kernel loads (kernel_check.config_time_records); ``max_configs``: only
+    each kernel's first configs, in the order its heuristics list them. A "done" event ends each file."""
     import triton.language as tl
     from torch._inductor.runtime import triton_helpers
     from triton.backends.compiler import GPUTarget
@@ -214,6 +219,7 @@ def _worker(  # pragma: no cover
             if key not in skip:
                 message = f"loading the kernel failed: {_compiler_message(err)}"
                 emit({"event": "result", "key": key, "result": _failure(file, message)})
+            emit({"event": "done", "file": file, "configs": 1, "checked": 1})
             continue
         if torch_npu is not None and isinstance(getattr(autotuner, "triton_meta", None), dict):
             # torch_npu's precompile passes it to triton.compile as it is
@@ -223,7 +229,8 @@ def _worker(  # pragma: no cover
         configs = list(getattr(autotuner, "configs", None) or []) or [
             types.SimpleNamespace(kwargs={}, num_warps=4, num_stages=1)
         ]
-        for number, config in enumerate(configs):
+        checked = configs[:max_configs] if max_configs is not None else configs
+        for number, config in enumerate(checked):
             kwargs = dict(config.kwargs)
             key = f"{file}::{number}"
             if key in skip:
@@ -242,6 +249,7 @@ def _worker(  # pragma: no cover
             ours = autotuner if torch_npu is not None else None
             through_stages(result, key, ours, fn, triton_meta, config, backend, started)
             emit({"event": "result", "key": key, "result": result})
+        emit({"event": "done", "file": file, "kernel": name, "configs": len(configs), "checked": len(checked)})
     stack.close()
     return 0
 
@@ -312,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - the worker
     skip = {arg.split("=", 1)[1] for arg in args[1:] if arg.startswith("--skip=")}
     files = [arg for arg in args[1:] if not arg.startswith("--")]
     records = tuple(key for key in options.get("--records", "").split(",") if key)
-    return _worker(files, skip, options.get("--torch-npu") or None, records)
+    limit = options.get("--max-configs")
+    return _worker(files, skip, options.get("--torch-npu") or None, records, int(limit) if limit else None)
 
 
 if __name__ == "__main__":

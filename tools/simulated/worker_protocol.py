@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from typing import IO, Any
 
 _channel: Any = None  # a worker's answers: stdout, or the channel open_channel set aside
@@ -52,11 +53,13 @@ def run_worker(
     quiet_limit: float,
     start_limit: float | None = None,
     deadline: float | None = None,
+    on_line: Callable[[str], None] | None = None,
 ) -> tuple[str, str, int | None, str]:
     """Run a worker to its end: its stdout, stderr, exit code and how it ended ("exited"; "quiet": ``quiet_limit``
     seconds without a line of output after its first (one event per config and stage: a stage that long is hung);
     "start": no first line within ``start_limit``, its start-up charged to no kernel; "budget": the monotonic
-    ``deadline`` passed). The code is None when it was killed. A long run of quick steps is never cut short."""
+    ``deadline`` passed). The code is None when it was killed. A long run of quick steps is never cut short.
+    ``on_line`` is given each line as it comes (progress)."""
     import time
 
     with tempfile.TemporaryFile(mode="w+") as errors:  # a file: a chatty stderr cannot block the worker
@@ -86,6 +89,8 @@ def run_worker(
                 break
             ready = True  # its first line ends the start-up
             out.append(line)
+            if on_line is not None:
+                on_line(line)
         reader.join(timeout=10)
         process.stdout.close()
         errors.seek(0)

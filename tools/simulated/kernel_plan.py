@@ -1,0 +1,81 @@
+"""What the kernel check lowers: each distinct kernel source once, none whose verdicts the cache holds; then every
+kernel file gets the results of its source, and complete fresh verdicts are stored (kernel_verdicts.py)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from npu_inductor_compat.tools.simulated import kernel_verdicts as verdicts
+
+
+def code_digest() -> str:
+    """Every Python file of this package: a verdict depends on the worker's code and the records it applies, so any
+    change to the package (an editable install too) makes the cache's old entries unreachable."""
+    import npu_inductor_compat
+
+    digest = hashlib.sha256()
+    root = Path(npu_inductor_compat.__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass
+class CheckPlan:
+    folder: Path | None  # the verdict cache (None: --no-cache)
+    context: dict[str, Any]
+    sources: dict[str, list[Path]] = field(default_factory=dict)  # digest -> the files with that source
+    cached: dict[str, tuple[list[dict[str, Any]], int]] = field(default_factory=dict)  # digest -> (results, configs)
+    to_lower: list[Path] = field(default_factory=list)  # one file per source not cached
+    not_checked: int = 0  # configs left out by the config limit
+
+    @property
+    def duplicates(self) -> int:
+        return sum(len(paths) - 1 for paths in self.sources.values())
+
+    def finish(self, lowered: list[dict[str, Any]], totals: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
+        """Every kernel file's results, in file order: its source's, fresh (``lowered``, each file's configs and
+        checked count from the workers' "done" events in ``totals``) or cached. A source whose every result the
+        worker gave itself and which it finished is stored."""
+        by_file: dict[str, list[dict[str, Any]]] = {}
+        orphans = []
+        for result in lowered:
+            if result.get("file") is None:
+                orphans.append(result)
+            else:
+                by_file.setdefault(str(result["file"]), []).append(result)
+        results: list[dict[str, Any]] = []
+        for digest, paths in self.sources.items():
+            if digest in self.cached:
+                found, configs = self.cached[digest]
+                self.not_checked += max(configs - len(found), 0)
+            else:
+                found = by_file.get(str(paths[0]), [])
+                configs, checked = totals.get(str(paths[0]), (0, -1))
+                self.not_checked += max(configs - checked, 0) if checked >= 0 else 0
+                complete = checked == len(found) and not any(result.get("lost") for result in found)
+                if self.folder is not None and found and complete:
+                    verdicts.store(self.folder, self._key(digest), found, configs)
+            for path in paths:
+                results.extend({**result, "file": str(path)} for result in found)
+        return [*results, *orphans]
+
+    def _key(self, digest: str) -> str:
+        return verdicts.verdict_key(digest, self.context)
+
+
+def plan_check(files: list[Path], context: dict[str, Any], folder: Path | None) -> CheckPlan:
+    """Group ``files`` by source; look each source up in the verdict cache in ``folder`` (None: no cache)."""
+    plan = CheckPlan(folder, {**context, "code": code_digest()})
+    for path in files:
+        plan.sources.setdefault(verdicts.source_digest(path), []).append(path)
+    for digest, paths in plan.sources.items():
+        found = verdicts.load(folder, plan._key(digest)) if folder is not None else None
+        if found is not None:
+            plan.cached[digest] = found
+        else:
+            plan.to_lower.append(paths[0])
+    return plan
