@@ -97,7 +97,7 @@ def test_kernels_triton_ascend_rejects_fail_the_check_with_the_compilers_own_mes
     assert "has no attribute 'erfc'" in messages  # no such function in tl.extra.ascend.libdevice
 
 
-TWICE = '''
+TWICE = """
 import torch
 
 
@@ -112,7 +112,7 @@ def second(x):  # the same body: the same kernel source, in a graph of its own
 x = torch.randn(8, 33)
 for fn in (first, second):
     torch.compile(fn)(x.to("npu"))
-'''
+"""
 
 
 def test_a_kernel_met_twice_is_lowered_once_and_a_second_run_comes_from_the_verdict_cache(

@@ -272,6 +272,16 @@ def _say_torch_npu(summary: dict[str, Any]) -> bool:
         )
     if missing_stubs:
         print(f"torch_npu reached native symbols with no stub: {', '.join(missing_stubs)}", file=sys.stderr)
+    places = summary.get("torch_npu_wheel", {}).get("log", [])
+    repeats = sum(place["count"] - 1 for place in places)
+    if repeats:
+        busiest = max(places, key=lambda place: place["count"])
+        print(
+            f"torch_npu logged {repeats} repeated line(s) below ERROR, not shown (each place's first was): "
+            f"{busiest['count']} from {busiest['where']} ({first_line(busiest['first'], 80)}); "
+            "torch_npu_wheel.log in summary.json",
+            file=sys.stderr,
+        )
     # torch_npu's TTIR check (run in a triton-ascend worker): a rejected kernel is one of the fallbacks above
     checks = summary.get("torch_npu_wheel", {}).get("checks", [])
     for result, said in (("failed", "rejected"), ("error", "could not check")):

@@ -58,6 +58,7 @@ def config_time_records() -> dict[str, Patch]:
     return {record.id: record for record in (*torch_npu_long_rows.FIXES, *torch_npu_split_blocks.FIXES)}
 
 
+KERNELS_PER_WORKER = 4  # the fewest distinct kernels a default worker gets (-j sets the count outright)
 START_LIMIT = 900.0  # a worker's start-up (torch, torch_npu's backend, triton-ascend): charged to no kernel
 STAGE_LIMIT = 900.0  # one stage of one config without progress: hung
 
@@ -238,7 +239,9 @@ def check(
     start = time.perf_counter()
     plan = plan_check([path for _, _, path in files], context, verdicts.cache_dir() if cache else None)
     environment: dict[str, Any] = {}
-    workers = max(1, min(jobs or available_cores(), len(plan.to_lower)))
+    # by default a worker per core, each with a few kernels at least: a worker's start-up (torch, triton-ascend)
+    # costs as much as lowering a few kernels
+    workers = max(1, min(jobs or available_cores(), len(plan.to_lower) // (1 if jobs else KERNELS_PER_WORKER)))
     if files:
         print(
             f"lowering {len(files)} Triton kernel(s) ({len(plan.to_lower)} to lower: "

@@ -3,6 +3,7 @@ checks), and the replacements of torch_npu's functions that record it."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ __all__ = [
     "Events",
     "TemplatePrecompileFailed",
     "TtirCheckFailed",
+    "counting_repeated_log_lines",
     "observing_linear_fallback",
     "replacing_template_precompile",
     "replacing_ttir_check",
@@ -34,6 +36,8 @@ class Events:
     precompiles: list[dict[str, Any]] = field(default_factory=list)  # template choices compiled, in order
     # Inductor options torch_npu's loading changed: key -> {"before", "after"[, "codegen": what codegen uses]}
     config_changes: dict[str, dict[str, str]] = field(default_factory=dict)
+    # torch_npu's log records below ERROR, per place that logs them ("file:line"): level, count, the first message
+    log_places: dict[str, dict[str, Any]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _pending: threading.local = field(default_factory=threading.local)
 
@@ -44,10 +48,23 @@ class Events:
                 "checks": list(self.checks),
                 "precompiles": list(self.precompiles),
                 "config_changes": dict(self.config_changes),
+                "log": [{"where": where, **place} for where, place in self.log_places.items()],
             }
         if self.ttir_worker is not None:  # how the checks ran: the worker, its triton-ascend, what it bridged
             found["ttir_check"] = self.ttir_worker.describe()
         return found
+
+    def first_from_its_place(self, record: Any) -> bool:
+        """Count a torch_npu log record below ERROR by the place that logged it; True the first time (it is shown),
+        False for a repeat (it is counted, not shown)."""
+        where = f"{record.pathname.rpartition('torch_npu/')[2] or record.pathname}:{record.lineno}"
+        with self._lock:
+            place = self.log_places.get(where)
+            if place is None:
+                self.log_places[where] = {"level": record.levelname, "count": 1, "first": record.getMessage()[:300]}
+                return True
+            place["count"] += 1
+            return False
 
     def by_kernel(self) -> dict[str, list[str]]:
         """kernel name -> what happened to it (its checks, then any fallback), in order."""
@@ -213,5 +230,24 @@ def replacing_template_precompile(events: Events, worker: Any) -> Callable[[Any]
             return None
 
         return precompile
+
+    return replacement
+
+
+def counting_repeated_log_lines(events: Events) -> Callable[[Any], Any]:
+    """logging's Logger.callHandlers, passing a torch_npu record below ERROR only the first time its place logs one
+    (torch_npu's config.py calls logging.basicConfig, and its tiling warns once per kernel: hundreds of lines);
+    every repeat is counted in ``events``. Records of other loggers, and torch_npu's errors, pass as they are."""
+
+    def replacement(original: Any) -> Any:
+        @wraps_original(original)
+        def callHandlers(self: Any, record: Any) -> Any:
+            name = getattr(record, "name", "")
+            ours = name == "torch_npu" or name.startswith("torch_npu.")
+            if ours and record.levelno < logging.ERROR and not events.first_from_its_place(record):
+                return None
+            return original(self, record)
+
+        return callHandlers
 
     return replacement

@@ -13,6 +13,7 @@ from npu_inductor_compat.patching import Change, Patch, wraps_original
 from npu_inductor_compat.tools.simulated.wheel_depth import WheelDepth
 from npu_inductor_compat.tools.simulated.wheel_events import (
     Events,
+    counting_repeated_log_lines,
     observing_linear_fallback,
     replacing_template_precompile,
     replacing_ttir_check,
@@ -318,6 +319,18 @@ def provider_records(events: Events, release: str) -> tuple[Patch, ...]:
     if targets.ttir_check is not None:
         records.append(_ttir_check_record(events, release, targets.ttir_check, worker))
     records.append(_template_precompile_record(events, release, worker))
+    records.append(
+        Patch(
+            id="torch-npu-wheel-repeated-log-lines",
+            layer=PROVIDER_NAME,
+            why="torch_npu configures the root logger (config.py logging.basicConfig) and warns once per kernel from "
+            "its tiling ('low_dims is null'): hundreds of lines a model. Below ERROR, each place it logs from is shown "
+            "once and its repeats counted (torch_npu_wheel.log in summary.json)",
+            upstream=f"torch_npu {release} _inductor/config.py (basicConfig at import), codegen/split_tiling.py",
+            remove_when="never while torch_npu logs a line per kernel at WARNING",
+            changes=(Change("logging:Logger.callHandlers", counting_repeated_log_lines(events)),),
+        )
+    )
     if targets.linear_fallback is not None:
         records.append(
             Patch(
