@@ -39,7 +39,7 @@ def test_a_source_met_twice_is_lowered_once_and_every_file_gets_its_verdicts(tmp
     plan = plan_check([a, b, c], CONTEXT, tmp_path / "cache")
     assert plan.to_lower == [a, c] and plan.duplicates == 1 and not plan.cached
     lowered = [result(a, 0), result(a, 1, ok=False), result(c, 0)]
-    results = plan.finish(lowered, {str(a): (2, 2), str(c): (1, 1)})
+    results = plan.finish(lowered, {str(a): (2, 2), str(c): (1, 1)}, {})
     assert [(Path(r["file"]).name, r["ok"]) for r in results] == [
         ("a.py", True), ("a.py", False), ("b.py", True), ("b.py", False), ("c.py", True)
     ]  # fmt: skip
@@ -49,10 +49,12 @@ def test_a_second_run_is_served_from_the_cache_and_another_context_is_not(tmp_pa
     (a,) = kernels(tmp_path, a="def k(): pass\n")
     cache = tmp_path / "cache"
     first = plan_check([a], CONTEXT, cache)
-    first.finish([result(a, 0), result(a, 1, ok=False)], {str(a): (3, 2)})
+    first.finish([result(a, 0), result(a, 1, ok=False)], {str(a): (3, 2)}, {"bridges": ["b"]})
     again = plan_check([a], CONTEXT, cache)
     assert again.to_lower == [] and len(again.cached) == 1
-    results = again.finish([], {})
+    environment: dict[str, Any] = {}
+    results = again.finish([], {}, environment)
+    assert environment == {"bridges": ["b"]}  # the worker's environment, as the run that lowered them had it
     assert [r["ok"] for r in results] == [True, False] and results[1]["error"] == "linalg: rejected"
     assert again.not_checked == 1  # the kernel has 3 configs, 2 were checked: said again from the cache
     for changed in ({"torch_npu": "2.9.1"}, {"max_configs": 1}, {"triton_ascend": ["3.2.1", "wheel"]}):
@@ -67,7 +69,7 @@ def test_a_verdict_the_worker_did_not_finish_is_never_stored(tmp_path: Path, los
     plan = plan_check([a], CONTEXT, cache)
     lowered = [result(a, 0), result(a, 1, ok=False, lost=True) if lost == "lost" else result(a, 1)]
     totals = {} if lost == "no done event" else {str(a): (2, 3 if lost == "incomplete" else 2)}
-    plan.finish(lowered, totals)
+    plan.finish(lowered, totals, {})
     assert plan_check([a], CONTEXT, cache).to_lower == [a]
 
 
@@ -76,7 +78,7 @@ def test_a_damaged_entry_is_recomputed_never_trusted(tmp_path: Path, damage: str
     (a,) = kernels(tmp_path, a="def k(): pass\n")
     cache = tmp_path / "cache"
     plan = plan_check([a], CONTEXT, cache)
-    plan.finish([result(a, 0)], {str(a): (1, 1)})
+    plan.finish([result(a, 0)], {str(a): (1, 1)}, {})
     (entry,) = cache.glob("*.json")
     text = entry.read_text()
     if damage == "truncated":
@@ -105,9 +107,9 @@ def test_storing_writes_a_whole_file_by_rename_and_replaces_a_link_never_through
     victim.write_text("the user's")
     key = "f" * 64
     (cache / f"{key}.json").symlink_to(victim)
-    assert verdicts.store(cache, key, [{"config": {}, "ok": True}], 1)
+    assert verdicts.store(cache, key, [{"config": {}, "ok": True}], 1, {})
     assert victim.read_text() == "the user's" and not (cache / f"{key}.json").is_symlink()
-    assert verdicts.load(cache, key) == ([{"config": {}, "ok": True}], 1)
+    assert verdicts.load(cache, key) == ([{"config": {}, "ok": True}], 1, {})
     assert [path.name for path in cache.iterdir()] == [f"{key}.json"]  # no temporary file left
 
 

@@ -261,7 +261,7 @@ def check(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         lowered = [result for results in pool.map(run, chunks) for result in results]
     progress.close()
-    results = plan.finish(lowered, progress.totals)
+    results = plan.finish(lowered, progress.totals, environment)
     by_file: dict[str, list[dict[str, Any]]] = {}
     orphans = []
     for result in results:

@@ -28,7 +28,8 @@ class CheckPlan:
     folder: Path | None  # the verdict cache (None: --no-cache)
     context: dict[str, Any]
     sources: dict[str, list[Path]] = field(default_factory=dict)  # digest -> the files with that source
-    cached: dict[str, tuple[list[dict[str, Any]], int]] = field(default_factory=dict)  # digest -> (results, configs)
+    # digest -> (results, configs, the environment of the worker that lowered them)
+    cached: dict[str, tuple[list[dict[str, Any]], int, dict[str, Any]]] = field(default_factory=dict)
     to_lower: list[Path] = field(default_factory=list)  # one file per source not cached
     not_checked: int = 0  # configs left out by the config limit
 
@@ -36,10 +37,13 @@ class CheckPlan:
     def duplicates(self) -> int:
         return sum(len(paths) - 1 for paths in self.sources.values())
 
-    def finish(self, lowered: list[dict[str, Any]], totals: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
+    def finish(
+        self, lowered: list[dict[str, Any]], totals: dict[str, tuple[int, int]], environment: dict[str, Any]
+    ) -> list[dict[str, Any]]:
         """Every kernel file's results, in file order: its source's, fresh (``lowered``, each file's configs and
         checked count from the workers' "done" events in ``totals``) or cached. A source whose every result the
-        worker gave itself and which it finished is stored."""
+        worker gave itself and which it finished is stored with the workers' ``environment``; when no worker ran,
+        ``environment`` gets a cached entry's."""
         by_file: dict[str, list[dict[str, Any]]] = {}
         orphans = []
         for result in lowered:
@@ -50,15 +54,17 @@ class CheckPlan:
         results: list[dict[str, Any]] = []
         for digest, paths in self.sources.items():
             if digest in self.cached:
-                found, configs = self.cached[digest]
+                found, configs, was = self.cached[digest]
                 self.not_checked += max(configs - len(found), 0)
+                if not self.to_lower and not environment:
+                    environment.update(was)
             else:
                 found = by_file.get(str(paths[0]), [])
                 configs, checked = totals.get(str(paths[0]), (0, -1))
                 self.not_checked += max(configs - checked, 0) if checked >= 0 else 0
                 complete = checked == len(found) and not any(result.get("lost") for result in found)
                 if self.folder is not None and found and complete:
-                    verdicts.store(self.folder, self._key(digest), found, configs)
+                    verdicts.store(self.folder, self._key(digest), found, configs, environment)
             for path in paths:
                 results.extend({**result, "file": str(path)} for result in found)
         return [*results, *orphans]

@@ -35,10 +35,10 @@ def verdict_key(digest: str, context: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def load(folder: Path, key: str) -> tuple[list[dict[str, Any]], int] | None:
-    """The cached results for ``key`` and how many configs the kernel has, or None: absent, not a regular file (a
-    link is never followed), or damaged (unreadable, not the format, another key, a checksum that does not match):
-    then it is recomputed."""
+def load(folder: Path, key: str) -> tuple[list[dict[str, Any]], int, dict[str, Any]] | None:
+    """The cached results for ``key``, how many configs the kernel has and the worker's environment, or None:
+    absent, not a regular file (a link is never followed), or damaged (unreadable, not the format, another key, a
+    checksum that does not match): then it is recomputed."""
     try:
         fd = os.open(folder / f"{key}.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -52,19 +52,27 @@ def load(folder: Path, key: str) -> tuple[list[dict[str, Any]], int] | None:
         return None
     if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
         return None
-    results, configs = entry.get("results"), entry.get("configs")
-    if not isinstance(results, list) or not isinstance(configs, int) or entry.get("sha256") != _checksum(results):
+    results, configs, environment = entry.get("results"), entry.get("configs"), entry.get("environment")
+    if not isinstance(results, list) or not isinstance(configs, int) or not isinstance(environment, dict):
+        return None
+    if entry.get("sha256") != _checksum([results, configs, environment]):
         return None
     if not all(isinstance(result, dict) and set(result) <= set(FIELDS) for result in results):
         return None
-    return results, configs
+    return results, configs, environment
 
 
-def store(folder: Path, key: str, results: list[dict[str, Any]], configs: int) -> bool:
-    """Write ``results`` under ``key``: into a new file beside it, then renamed over it (a reader sees the old entry
+def store(
+    folder: Path, key: str, results: list[dict[str, Any]], configs: int, environment: dict[str, Any] | None = None
+) -> bool:
+    """Write ``results`` (of a kernel with ``configs`` configs, lowered in a worker whose environment event said
+    ``environment``) under ``key``: into a new file beside it, then renamed over it (a reader sees the old entry
     or the new one, never part of one; two runs storing one key both store the same). False when it cannot."""
     kept = [{field: result.get(field) for field in FIELDS if field in result} for result in results]
-    entry = {"format": FORMAT, "key": key, "configs": configs, "results": kept, "sha256": _checksum(kept)}
+    environment = dict(environment or {})
+    checksum = _checksum([kept, configs, environment])
+    entry = {"format": FORMAT, "key": key, "configs": configs, "environment": environment, "results": kept}
+    entry["sha256"] = checksum
     try:
         folder.mkdir(parents=True, exist_ok=True)
         if folder.is_symlink() or not folder.is_dir():
@@ -82,5 +90,5 @@ def store(folder: Path, key: str, results: list[dict[str, Any]], configs: int) -
     return True
 
 
-def _checksum(results: list[dict[str, Any]]) -> str:
-    return hashlib.sha256(json.dumps(results, sort_keys=True, default=str).encode()).hexdigest()
+def _checksum(content: Any) -> str:
+    return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
