@@ -125,6 +125,8 @@ def test_progress_says_kernels_configs_time_and_an_estimate_a_line_per_kernel_of
         progress.line(
             json.dumps({"event": "done", "kernel": kernel, "file": f"{kernel}.py", "configs": 3, "checked": 3})
         )
+    again = {"event": "done", "kernel": "k1", "file": "k1.py", "configs": 3, "checked": 3}
+    progress.line(json.dumps(again))  # a worker restarted after a hang says a finished file is done again
     progress.line("not json: a worker's stray line")
     progress.close()
     assert stream.getvalue().splitlines() == [

@@ -37,7 +37,7 @@ class KernelProgress:
                 self.current = event.get("kernel")
             elif kind == "result":
                 self.configs += 1
-            elif kind == "done":
+            elif kind == "done" and str(event.get("file")) not in self.totals:  # a restarted worker says it again
                 self.done += 1
                 self.totals[str(event.get("file"))] = (int(event.get("configs", 0)), int(event.get("checked", 0)))
                 if not self.tty:
