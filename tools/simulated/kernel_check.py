@@ -16,7 +16,7 @@ from typing import Any
 
 from npu_inductor_compat.patching import Patch
 from npu_inductor_compat.tools.simulated import kernel_verdicts as verdicts
-from npu_inductor_compat.tools.simulated.kernel_plan import plan_check
+from npu_inductor_compat.tools.simulated.kernel_plan import by_kernel_file, plan_check
 from npu_inductor_compat.tools.simulated.kernel_progress import KernelProgress
 from npu_inductor_compat.tools.simulated.triton_ascend_site import (
     KernelCheckUnavailable,
@@ -262,13 +262,7 @@ def check(
         lowered = [result for results in pool.map(run, chunks) for result in results]
     progress.close()
     results = plan.finish(lowered, progress.totals, environment)
-    by_file: dict[str, list[dict[str, Any]]] = {}
-    orphans = []
-    for result in results:
-        if result.get("file") is None:
-            orphans.append(result)
-        else:
-            by_file.setdefault(result["file"], []).append(result)
+    by_file, orphans = by_kernel_file(results)
     rejected = len(orphans) + sum(1 for result in results if result.get("file") and not result["ok"])
     for graph in summary["graphs"]:
         graph["kernel_check"] = {

@@ -44,13 +44,7 @@ class CheckPlan:
         checked count from the workers' "done" events in ``totals``) or cached. A source whose every result the
         worker gave itself and which it finished is stored with the workers' ``environment``; when no worker ran,
         ``environment`` gets a cached entry's."""
-        by_file: dict[str, list[dict[str, Any]]] = {}
-        orphans = []
-        for result in lowered:
-            if result.get("file") is None:
-                orphans.append(result)
-            else:
-                by_file.setdefault(str(result["file"]), []).append(result)
+        by_file, orphans = by_kernel_file(lowered)
         results: list[dict[str, Any]] = []
         for digest, paths in self.sources.items():
             if digest in self.cached:
@@ -71,6 +65,18 @@ class CheckPlan:
 
     def _key(self, digest: str) -> str:
         return verdicts.verdict_key(digest, self.context)
+
+
+def by_kernel_file(results: list[dict[str, Any]]) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """``results`` by kernel file, in order, and those of no file (a worker that failed before any kernel)."""
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    orphans = []
+    for result in results:
+        if result.get("file") is None:
+            orphans.append(result)
+        else:
+            by_file.setdefault(str(result["file"]), []).append(result)
+    return by_file, orphans
 
 
 def plan_check(files: list[Path], context: dict[str, Any], folder: Path | None) -> CheckPlan:
