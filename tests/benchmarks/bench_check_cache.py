@@ -71,7 +71,7 @@ def main() -> None:
                 f"{check['duplicates']} duplicate(s); configs {check['configs']}, {check['lowered']} lowered now, "
                 f"{check['rejected']} rejected, {len(check.get('unchecked') or [])} file(s) unchecked"
             )
-            if stages:
+            if stages and check["lowered"]:
                 spent = ", ".join(f"{stage} {total:.0f} s" for stage, total in stages.items())
                 print(f"  compiler stages summed over the configs lowered (across workers): {spent}")
 
