@@ -205,7 +205,7 @@ def takes_no_op_out_of_inductor(sources: Sources) -> tuple[bool, str]:
                     for target in node.targets
                 )
             ) or (isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "remove_decompositions")
-            if removes:
+            if removes and isinstance(node, ast.stmt | ast.expr):
                 sites.append(f"{name.removeprefix('torch_npu/_inductor/')}:{node.lineno}")
     if not sites:
         return (True, "no module of torch_npu's Inductor takes an op out of Inductor's decompositions or lowerings")
