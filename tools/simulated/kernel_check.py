@@ -84,10 +84,8 @@ def lower(
     applies; ``on_line``: each line the worker prints, as it comes; ``max_configs``: each kernel's first configs
     only. A result the worker did not give itself (a hang, a death, the budget) has ``lost``: True."""
     env = worker_env(triton_ascend)
-    options = (
-        *(f"--records={','.join(records)}",) * bool(records),
-        *(f"--max-configs={max_configs}",) * bool(max_configs),
-    )
+    options = [f"--records={','.join(records)}"] if records else []
+    options += [f"--max-configs={max_configs}"] if max_configs else []
     with tempfile.TemporaryDirectory(prefix="npu_kernel_check_cache_") as cache:
         env.setdefault("TORCHINDUCTOR_CACHE_DIR", cache)  # what the worker's Inductor writes goes with it
         confine_triton(env, cache)
@@ -216,8 +214,9 @@ def check(
     cache: bool = True,
 ) -> int:
     """Lower every kernel the codegen run wrote, each distinct source once (kernel_verdicts.py: from the verdict
-    cache unless ``cache`` is False), in up to ``jobs`` workers (default: the cores available); record the results
-    in the summary; return the rejected configs (those the budget left unchecked count too)."""
+    cache unless ``cache`` is False), in up to ``jobs`` workers (default: the cores available, KERNELS_PER_WORKER
+    kernels each at least); record the results in the summary; return the rejected configs (those the budget left
+    unchecked count too)."""
     try:
         triton_ascend = locate()
     except KernelCheckUnavailable as err:
