@@ -158,3 +158,5 @@ def test_sources_that_differ_only_in_the_order_of_a_mask_argument_are_one_kernel
     for text in ("tmp = ~y1_mask & x2_mask", "f(x + y1_mask & x2_mask)", "f(~y1_mask & x2_mask)"):
         assert verdicts.canonical(text) == text  # not a whole argument: an operator may bind tighter
     assert verdicts.canonical("tl.load(p, y1_mask & x2_mask, other=0.0)") == "tl.load(p, x2_mask & y1_mask, other=0.0)"
+    # stock Inductor's names: xmask, r0_mask (torch 2.7.1 writes either order)
+    assert verdicts.canonical("tl.load(p, xmask & r0_mask, other=0.0)") == "tl.load(p, r0_mask & xmask, other=0.0)"

@@ -4,6 +4,7 @@ kernel file gets the results of its source, and complete fresh verdicts are stor
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,14 +13,23 @@ from npu_inductor_compat.tools.simulated import kernel_verdicts as verdicts
 
 
 def code_digest() -> str:
-    """Every Python file of this package: a verdict depends on the worker's code and the records it applies, so any
-    change to the package (an editable install too) makes the cache's old entries unreachable."""
-    import npu_inductor_compat
+    """Every Python file in the folders of this package's loaded modules and of the worker's: a verdict depends on
+    the worker's code and the records it applies, so a change there (an editable install too) makes the cache's old
+    entries unreachable. Folders, not one root: ``package-dir`` maps compat/, common/, tools/, v*/ apart."""
+    import importlib.util
 
+    folders = {
+        Path(module.__file__).resolve().parent
+        for name, module in list(sys.modules.items())
+        if name.partition(".")[0] == "npu_inductor_compat" and getattr(module, "__file__", None)
+    }
+    worker = importlib.util.find_spec("npu_inductor_compat.tools.simulated.kernel_lowering")
+    if worker is not None and worker.origin:
+        folders.add(Path(worker.origin).resolve().parent)
     digest = hashlib.sha256()
-    root = Path(npu_inductor_compat.__file__).resolve().parent
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    for folder in sorted(folders):
+        for path in sorted(folder.glob("*.py")):
+            digest.update(str(path).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 

@@ -25,10 +25,11 @@ def cache_dir() -> Path:
     return Path(configured).expanduser() if configured else cache_base() / "kernel_verdicts"
 
 
-# torch_npu joins a load's or store's axis masks in set order ("x2_mask & y0_mask & y1_mask"), which Python's string
-# hashing varies between processes: two runs of one model differ there, and only there (ResNet-18 on 2.7.1.post11).
-# A chain of masks that is a whole argument (after ", " or "(", before "," or ")") is sorted for the key: & commutes.
-_MASK_ARGUMENT = re.compile(r"(?:(?<=, )|(?<=\())(\w+_mask(?: & \w+_mask)+)(?=[,)])")
+# Inductor and torch_npu join a load's or store's axis masks in set order ("r0_mask & xmask", "x2_mask & y0_mask &
+# y1_mask"), which Python's string hashing varies between processes: two runs of one model differ there, and only
+# there (stock on torch 2.7.1; ResNet-18 on 2.7.1.post11). A chain of masks that is a whole argument (after ", " or
+# "(", before "," or ")") is sorted for the key: & commutes.
+_MASK_ARGUMENT = re.compile(r"(?:(?<=, )|(?<=\())(\w*mask(?: & \w*mask)+)(?=[,)])")
 
 
 def canonical(text: str) -> str:
