@@ -18,11 +18,11 @@ def code_digest() -> str:
     entries unreachable. Folders, not one root: ``package-dir`` maps compat/, common/, tools/, v*/ apart."""
     import importlib.util
 
-    folders = {
-        Path(module.__file__).resolve().parent
-        for name, module in list(sys.modules.items())
-        if name.partition(".")[0] == "npu_inductor_compat" and getattr(module, "__file__", None)
-    }
+    folders = set()
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if name.partition(".")[0] == "npu_inductor_compat" and isinstance(file, str):
+            folders.add(Path(file).resolve().parent)
     worker = importlib.util.find_spec("npu_inductor_compat.tools.simulated.kernel_lowering")
     if worker is not None and worker.origin:
         folders.add(Path(worker.origin).resolve().parent)
