@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from npu_inductor_compat.common import kernel_metadata
 from npu_inductor_compat.tools.simulated.output import Output, UsageError, prepare_output
@@ -134,24 +134,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 1 or more")
-    return value
+N = TypeVar("N", int, float)
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
-    return value
+def number_argument(
+    parse: Callable[[str], N], valid: Callable[[N], bool], unparsable: str, invalid: str
+) -> Callable[[str], N]:
+    """An argparse ``type``: ``parse(text)``, refused with ``unparsable`` when it cannot, with ``invalid`` when the
+    value is not ``valid`` (both formatted with ``text``, its repr, and ``value``)."""
+
+    def convert(text: str) -> N:
+        try:
+            value = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(unparsable.format(text=repr(text))) from None
+        if not valid(value):
+            raise argparse.ArgumentTypeError(invalid.format(text=repr(text), value=value))
+        return value
+
+    return convert
+
+
+_count = number_argument(int, lambda value: value >= 1, "{text} is not a whole number", "{text} must be 1 or more")
+_seconds = number_argument(
+    float, lambda value: value > 0, "{text} is not a number of seconds", "{text} must be a positive number of seconds"
+)
 
 
 # two names of one field: the compiler's, and the one triton-ascend 3.2.0's driver reads

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from npu_inductor_compat.tools.simulated.codegen_args import number_argument
 from npu_inductor_compat.tools.simulated.diff_compare import Settings, compare
 from npu_inductor_compat.tools.simulated.diff_input import NotACodegenOutput, load
 from npu_inductor_compat.tools.simulated.diff_render import render
@@ -34,14 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _context(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of lines") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative: give 0 or more lines")
-    return value
+_context = number_argument(
+    int, lambda value: value >= 0, "{text} is not a number of lines", "{value} is negative: give 0 or more lines"
+)
 
 
 def diff_main(argv: Sequence[str] | None = None) -> int:
