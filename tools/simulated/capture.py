@@ -44,6 +44,7 @@ class GraphRecord:
     recompile_reasons: list[str] = field(default_factory=list)  # why Dynamo recompiled the frame for this graph
     forward: int | None = None  # for a backward graph: the index of the forward graph it belongs to
     choice_failures: list[dict[str, str]] = field(default_factory=list)  # template choices that failed to compile
+    execution: Any = None  # codegen --execute: the compiled module's run against eager (execute.Execution)
     started: float = field(default_factory=time.perf_counter)
     seconds: float = 0.0
 
@@ -73,6 +74,7 @@ class GraphRecord:
             "kernels": list(self.kernels),
             "error": None if self.error is None else {key: self.error[key] for key in ("type", "message")},
             **({"choice_failures": list(self.choice_failures)} if self.choice_failures else {}),
+            **({"execution": self.execution.summary()} if self.execution is not None else {}),
         }
 
 
@@ -86,6 +88,10 @@ class Capture:
     # id(GraphModule) -> a copy taken before Inductor's post-grad passes, which rewrite the graph for lowering only
     # (e.g. reinplacing a foreach op leaves a getitem of its None result): that copy is what runs eagerly.
     before_passes: dict[int, Any] = field(default_factory=dict)
+    # codegen --execute: each graph's compiled module also runs (execute.py); called with the record when it has
+    execute: bool = False
+    on_execution: Callable[[GraphRecord], None] | None = None
+    on_launch: Callable[[Any], None] | None = None  # each kernel launch executed (progress)
 
     def failed(self) -> list[GraphRecord]:
         return [graph for graph in self.graphs if graph.error is not None]
@@ -238,11 +244,38 @@ def _compile_to_module_capturing(capture: Capture) -> Any:
                 record.dynamic = _is_dynamic(self)
                 capture.current.pop(id(self), None)
                 _keep(capture, record)
-            return _EagerModule(capture.before_passes.pop(id(self.module), self.module))
+            eager = capture.before_passes.pop(id(self.module), self.module)
+            if capture.execute:
+                return _executing(capture, record, self, eager)
+            return _EagerModule(eager)
 
         return compile_to_module
 
     return replacement
+
+
+def _executing(capture: Capture, record: GraphRecord, graph: Any, eager: Any) -> Any:
+    """codegen --execute: the module that runs ``eager`` for the script and the wrapper beside it, or the reason
+    this graph's wrapper is not run."""
+    from npu_inductor_compat.tools.simulated import execute
+
+    reason = None
+    if record.wrapper != "python":
+        reason = "the C++ wrapper is compiled, not executed, by codegen (see --cpp-wrapper in docs/codegen.md)"
+    elif "npu" not in record.devices:
+        reason = "not an npu graph"
+    if reason is not None:
+        record.execution = execute.not_run(reason)
+        return _EagerModule(eager)
+
+    def done(execution: Any) -> None:
+        record.execution = execution
+        if capture.on_execution is not None:
+            capture.on_execution(record)
+
+    origins = execute.origins_of(graph)
+    plan = execute.Plan(record.wrapper_source or "", eager, graph.module, origins, capture.on_launch)
+    return execute.ExecutingModule(plan, done)
 
 
 def _seed_first_pass(record: GraphRecord) -> None:
@@ -407,14 +440,23 @@ def capture_records(capture: Capture) -> list[Patch]:
 
 @contextmanager
 def capturing(
-    on_graph: Callable[[GraphRecord], None] | None = None, settings: Settings | None = None
+    on_graph: Callable[[GraphRecord], None] | None = None,
+    settings: Settings | None = None,
+    execute: bool = False,
 ) -> Iterator[Capture]:
     """Inside: every Inductor graph is captured (codegen only) and runs eagerly, with ``settings`` ({config module:
-    {name: value}}) and Inductor's caches off (settings.CACHES_OFF) in every thread. Undone on exit."""
+    {name: value}}) and Inductor's caches off (settings.CACHES_OFF) in every thread; with ``execute``, the first
+    call of each also runs its compiled module (execute.py). Undone on exit."""
     merged = with_caches_off(settings)
-    capture = Capture(on_graph=on_graph)
+    capture = Capture(on_graph=on_graph, execute=execute)
     journal = Journal()
-    journal.apply([*capture_records(capture), in_every_thread(merged)])
+    records = [*capture_records(capture), in_every_thread(merged)]
+    if execute:
+        from npu_inductor_compat.tools.simulated.execute_interpreter import INTERPRETER_RECORD
+        from npu_inductor_compat.tools.simulated.execute_launch import LAUNCH_RECORD
+
+        records += [INTERPRETER_RECORD, LAUNCH_RECORD]
+    journal.apply(records)
     try:
         with applied(merged):
             yield capture

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from npu_inductor_compat.tools.simulated import codegen_args
+from npu_inductor_compat.tools.simulated import codegen_args, execute_interpreter
 from npu_inductor_compat.tools.simulated.codegen_child import in_a_child
 from npu_inductor_compat.tools.simulated.codegen_run import run
 
@@ -20,6 +20,8 @@ def codegen_main(argv: Sequence[str] | None = None) -> int:
     every Inductor graph captured codegen-only, and writes the wrappers and kernels to --out, with a manifest of what
     it wrote: a later run replaces only those files."""
     invocation = codegen_args.parse(sys.argv[1:] if argv is None else argv)
+    if invocation.args.execute:
+        execute_interpreter.turn_on()  # before anything imports triton: it decides at decoration time
     choice = invocation.args.provider_choice
     if choice.note is not None:  # the default fell back to stock Inductor: one line, even with --quiet
         print(choice.note, file=sys.stderr, flush=True)

@@ -94,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
         "environment)",
     )
     parser.add_argument(
+        "--execute",
+        action="store_true",
+        help="also run what Inductor generated, the first time the script calls each graph: the Python wrapper as "
+        "written, every Triton kernel in Triton's interpreter once per autotune config, externs on the CPU; every "
+        "output and mutated input compared with the eager run (values RNG made are not compared). A mismatch or an "
+        "error exits 1, naming graph, kernel and config",
+    )
+    parser.add_argument(
         "--stage-limit",
         type=_seconds,
         default=None,

@@ -52,6 +52,29 @@ class Progress:
             count = f"{len(failures)} template choice{'s' if len(failures) != 1 else ''}"
             self.say(f"  {count} failed to compile; the first, {first['choice']}: {first_line(first['error'], 160)}")
 
+    def executed(self, record: Any) -> None:
+        """codegen --execute: one line per graph when its compiled module has run, and what went wrong."""
+        done = record.execution
+        runs = f"{len(done.launches)} launch(es), {sum(len(launch.configs) for launch in done.launches)} config run(s)"
+        self.say(f"graph {record.index} executed: {done.status} ({runs}, {done.seconds:.1f} s)")
+        if done.error is not None:
+            self.say(f"  the compiled module raised {done.error['type']}: {first_line(done.error['message'], 160)}")
+        for value in done.values:
+            if value["status"] == "mismatch":
+                self.say(f"  {value['value']}: {value['problem']}")
+        if done.first_wrong is not None:
+            wrong = done.first_wrong
+            self.say(f"  first wrong kernel: {wrong['kernel']} ({wrong['config']}): {_why(wrong)}")
+        elif done.localised is not None:
+            self.say(f"  no kernel named: {done.localised}")
+
+
+def _why(wrong: dict[str, Any]) -> str:
+    detail = wrong.get("detail") or {}
+    if wrong["status"] == "error":
+        return f"{detail.get('type')}: {first_line(detail.get('message', ''), 120)}"
+    return f"{wrong.get('buffer')} disagrees with {wrong.get('against')}: {detail.get('problem')}"
+
 
 def first_line(message: str, width: int = 100) -> str:
     """The first line of an error message (with the next, when it ends in a colon that introduces it), or

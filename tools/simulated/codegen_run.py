@@ -151,11 +151,14 @@ def _script_environment(inv: Invocation, standin_context: Any, progress: Progres
     with (
         warnings.catch_warnings(),
         standin_context as standin,
-        capturing(progress.graph, codegen_settings(inv.args.cpp_wrapper, inv.args.dynamic)) as capture,
+        capturing(
+            progress.graph, codegen_settings(inv.args.cpp_wrapper, inv.args.dynamic), execute=inv.args.execute
+        ) as capture,
         cuda_notes_dropped(),
         simulated_metadata(inv.metadata),
         script_argv(inv.script, inv.script_args),
     ):
+        capture.on_execution = progress.executed
         # our capture turns Inductor's caches off, and Dynamo says so once per run: not the script's business
         warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
         yield standin, capture

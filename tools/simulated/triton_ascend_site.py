@@ -94,8 +94,10 @@ def _cached_install() -> TritonAscend:
 
 
 def worker_env(triton_ascend: TritonAscend) -> dict[str, str]:
-    """This process's environment, with triton-ascend's directory first on the worker's path."""
+    """This process's environment, with triton-ascend's directory first on the worker's path; without
+    TRITON_INTERPRET (set for codegen --execute's interpreter), as the worker compiles."""
     env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
     if triton_ascend.site is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(triton_ascend.site), env.get("PYTHONPATH")]))
     return env

@@ -101,6 +101,26 @@ def _raw_stream(_depth: StubHost) -> Callable[[int], int]:
     return device_api._get_current_raw_stream
 
 
+def _device_call(name: str) -> Callable[[StubHost], Callable[..., Any]]:
+    """The simulated device's own function ``name`` (device_api.py), looked up when the stand-in is made."""
+
+    def value(_depth: StubHost) -> Callable[..., Any]:
+        from npu_inductor_compat.tools.simulated import device_api
+
+        return getattr(device_api, name)
+
+    return value
+
+
+def _npu_init(_depth: StubHost) -> Callable[[], None]:
+    def init() -> None:
+        from npu_inductor_compat.tools.simulated import device_api
+
+        device_api._lazy_init()
+
+    return init
+
+
 TRITON_ASCEND_LIBDEVICE = "triton.language.extra.ascend"
 TRITON_ASCEND_UTILS = "triton.backends.ascend.utils"
 # triton-ascend 3.2.0 python/triton/backends/ascend/utils.py get_ascend_arch_from_env: the archs it accepts
@@ -296,6 +316,36 @@ STUBS: tuple[Stub, ...] = (
         "the simulated device's raw stream getter (0)",
         "torch_npu/csrc/npu/Module.cpp THNPModule_getCurrentStream_raw (getCurrentNPUStream(device).stream())",
         _raw_stream,
+    ),
+    # The device guard every generated Python wrapper's call() opens (torch.npu.utils.device(0), then
+    # torch.npu.set_device(0)): reached when codegen --execute runs a wrapper torch_npu generated.
+    Stub(
+        f"{NATIVE}:_npu_getDeviceWithoutSet",
+        "torch_npu/npu/utils.py device.__enter__ reads the current device before switching",
+        "the simulated device's current index (device_api.py current_device: 0, its one device)",
+        "torch_npu/csrc/npu/Module.cpp THNPModule_getDeviceWithoutSet_wrap",
+        _device_call("current_device"),
+    ),
+    Stub(
+        f"{NATIVE}:_npu_setDevice",
+        "torch_npu/npu/utils.py set_device and device.__enter__",
+        "the simulated device's set_device (device_api.py: index 0, or its error naming the valid index)",
+        "torch_npu/csrc/npu/Module.cpp THNPModule_setDevice_wrap",
+        _device_call("set_device"),
+    ),
+    Stub(
+        f"{NATIVE}:_npu_maybeExchangeDevice",
+        "torch_npu/npu/utils.py device.__exit__ goes back to the device it left",
+        "the simulated device's _maybe_exchange_device (device_api.py: the previous index)",
+        "torch_npu/csrc/npu/Module.cpp THNPModule_maybeExchangeDevice_wrap",
+        _device_call("_maybe_exchange_device"),
+    ),
+    Stub(
+        f"{NATIVE}:_npu_init",
+        "torch_npu/npu/__init__.py _lazy_init, which device.__enter__ calls, initialises the device once",
+        "the simulated device's _lazy_init (device_api.py: the device is set up already)",
+        "torch_npu/csrc/npu/Module.cpp THNPModule_initExtension",
+        _npu_init,
     ),
     Stub(
         f"{NATIVE}:_is_gte_cann_version",

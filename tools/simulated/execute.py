@@ -1,0 +1,259 @@
+"""`codegen --execute`: a graph's compiled module run as written (kernels in Triton's interpreter, externs on the CPU)
+beside its eager run, on copies of the same inputs; outputs and mutated inputs compared, a mismatch localised."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from npu_inductor_compat.tools.simulated.execute_launch import Launch, Session, interpreting
+from npu_inductor_compat.tools.simulated.execute_values import copied, difference, output_nodes, random_nodes
+
+STATUSES = ("match", "mismatch", "error", "not run")
+
+
+@dataclass
+class Execution:
+    """One graph's compiled run against its eager run."""
+
+    status: str  # one of STATUSES
+    reason: str | None = None  # why "not run"
+    values: list[dict[str, Any]] = field(default_factory=list)  # per output / mutated input: what, status, detail
+    launches: list[Launch] = field(default_factory=list)
+    error: dict[str, str] | None = None  # the compiled run raised
+    first_wrong: dict[str, Any] | None = None  # the first kernel whose written buffers disagree with eager's
+    localised: str | None = None  # why no kernel could be named, for a mismatch
+    seconds: float = 0.0
+
+    def kernels(self) -> dict[str, dict[str, Any]]:
+        """Per kernel: its worst verdict over its launches, launches and configs run, and the first bad config."""
+        found: dict[str, dict[str, Any]] = {}
+        for launch in self.launches:
+            entry = found.setdefault(launch.kernel, {"status": "match", "launches": 0, "configs": 0})
+            entry["launches"] += 1
+            entry["configs"] += len(launch.configs)
+            if STATUSES.index(launch.status) > STATUSES.index(entry["status"]):
+                entry["status"] = launch.status
+                bad = next(run for run in launch.configs if run.status == launch.status)
+                entry["config"] = bad.summary()
+        return found
+
+    def summary(self) -> dict[str, Any]:
+        done = {
+            "status": self.status,
+            "seconds": round(self.seconds, 2),
+            "launches": len(self.launches),
+            "configs": sum(len(launch.configs) for launch in self.launches),
+            "kernels": self.kernels(),
+            "values": self.values,
+        }
+        for key in ("reason", "error", "first_wrong", "localised"):
+            if getattr(self, key) is not None:
+                done[key] = getattr(self, key)
+        return done
+
+
+def not_run(reason: str) -> Execution:
+    return Execution("not run", reason=reason)
+
+
+@dataclass
+class Plan:
+    """What one graph's execution needs, taken from Inductor when it generated the graph."""
+
+    source: str  # the Python wrapper module
+    eager: Any  # the FX module that runs eagerly (for the script, and as the reference)
+    lowered: Any  # the FX module Inductor lowered (after its post-grad passes): its nodes name the buffers
+    origins: dict[str, str]  # buffer name -> the FX node (of ``lowered``) whose value it holds
+    on_launch: Callable[[Launch], None] | None = None
+
+
+def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]) -> tuple[Any, Execution]:
+    """The eager outputs (what the script goes on with), and the compiled run's verdict."""
+    import torch
+
+    from npu_inductor_compat.tools.simulated.execute_interpreter import not_ready
+
+    unready = not_ready()
+    if unready is not None:
+        return run_eager(inputs), not_run(unready)
+    compiled_inputs = [copied(value) for value in inputs]
+    reference_inputs = [copied(value) for value in inputs]
+    outputs = run_eager(inputs)
+    started = time.perf_counter()
+    references, localised = _references(plan, reference_inputs)
+    session = Session(references=references, on_launch=plan.on_launch)
+    try:
+        with torch.no_grad(), interpreting(session):
+            module = _load(plan.source)
+            compiled = module.call(list(compiled_inputs))
+    except Exception as err:
+        execution = Execution(
+            "error",
+            error={"type": type(err).__name__, "message": str(err)[:2000], "traceback": traceback.format_exc()},
+            launches=session.launches,
+        )
+        _localise(execution, localised)
+        execution.seconds = time.perf_counter() - started
+        return outputs, execution
+    execution = Execution("match", launches=session.launches)
+    execution.values = _compare(plan.eager.graph, outputs, compiled, inputs, compiled_inputs)
+    if any(value["status"] == "mismatch" for value in execution.values) or any(
+        launch.status == "mismatch" for launch in session.launches
+    ):
+        execution.status = "mismatch"
+    if any(launch.status == "error" for launch in session.launches):
+        execution.status = "error"
+    if execution.status != "match":
+        _localise(execution, localised)
+    execution.seconds = time.perf_counter() - started
+    return outputs, execution
+
+
+def _load(source: str) -> Any:
+    from torch._inductor.codecache import PyCodeCache
+
+    return PyCodeCache.load(source)
+
+
+def _references(plan: Plan, inputs: list[Any]) -> tuple[Callable[[str, Any], Any], str | None]:
+    """Each buffer's eager value: the lowered FX graph run eagerly, its values kept for the nodes buffers hold;
+    (the lookup, why there is none when the graph could not run)."""
+    import torch
+    import torch.fx
+
+    wanted = set(plan.origins.values())
+    random = random_nodes(plan.lowered.graph)
+    values: dict[str, Any] = {}
+
+    class Recording(torch.fx.Interpreter):
+        def run_node(self, node: Any) -> Any:
+            result = super().run_node(node)
+            if node.name in wanted and node.name not in random:
+                values[node.name] = result
+            return result
+
+    reason = None
+    try:
+        with torch.no_grad():
+            Recording(plan.lowered).run(*inputs)
+    except Exception as err:
+        reason = f"the lowered FX graph does not run eagerly ({type(err).__name__}: {str(err)[:200]})"
+        values.clear()
+
+    def lookup(name: str, like: Any) -> Any:
+        value = values.get(plan.origins.get(name, ""))
+        if not isinstance(value, torch.Tensor) or not isinstance(like, torch.Tensor):
+            return None
+        return value if value.shape == like.shape and value.dtype == like.dtype else None
+
+    return lookup, reason
+
+
+def _compare(graph: Any, eager: Any, compiled: Any, inputs: list[Any], compiled_inputs: list[Any]) -> list[dict]:
+    """Every output and every input, the compiled run's against the eager run's; values RNG made not compared."""
+    import torch
+
+    random = random_nodes(graph)
+    eager = list(eager) if isinstance(eager, list | tuple) else [eager]
+    compiled = list(compiled) if isinstance(compiled, list | tuple) else [compiled]
+    done: list[dict[str, Any]] = []
+    if len(eager) != len(compiled):
+        return [
+            {"value": "outputs", "status": "mismatch", "problem": f"{len(compiled)} outputs, eager has {len(eager)}"}
+        ]
+    returned = output_nodes(graph)
+    for index, (want, got) in enumerate(zip(eager, compiled, strict=True)):
+        node = returned[index] if index < len(returned) else None
+        entry: dict[str, Any] = {"value": f"output {index}" + (f" ({node.name})" if hasattr(node, "name") else "")}
+        if getattr(node, "name", None) in random:
+            done.append({**entry, "status": "random"})
+            continue
+        found = difference(want, got)
+        done.append({**entry, "status": "match"} if found is None else {**entry, "status": "mismatch", **found})
+    placeholders = [node for node in graph.nodes if node.op == "placeholder"]
+    randomly_mutated = _randomly_mutated(graph, random)
+    for index, (want, got) in enumerate(zip(inputs, compiled_inputs, strict=True)):
+        if not isinstance(want, torch.Tensor):
+            continue
+        name = placeholders[index].name if index < len(placeholders) else str(index)
+        found = difference(want, got, strides=False)
+        if found is None:
+            continue
+        if name in randomly_mutated:
+            done.append({"value": f"input {index} ({name})", "status": "random"})
+        else:
+            done.append({"value": f"input {index} ({name})", "status": "mismatch", **found})
+    return done
+
+
+def _randomly_mutated(graph: Any, random: set[str]) -> set[str]:
+    """The graph inputs it writes a value RNG made into (copy_ into a placeholder)."""
+    found = set()
+    for node in graph.nodes:
+        if node.op == "call_function" and "copy_" in str(node.target) and len(node.args) >= 2:
+            target, source = node.args[0], node.args[1]
+            if getattr(target, "op", None) == "placeholder" and getattr(source, "name", None) in random:
+                found.add(target.name)
+    return found
+
+
+def _localise(execution: Execution, unavailable: str | None) -> None:
+    """Name the first launch (in the wrapper's order) whose config-0 values disagree with eager's, or the first
+    that raised; else say why no kernel is named."""
+    for launch in execution.launches:
+        run = launch.configs[0] if launch.configs else None
+        if run is not None and (run.status == "error" or (run.status == "mismatch" and run.against == "eager")):
+            execution.first_wrong = {"kernel": launch.kernel, **run.summary()}
+            return
+    for launch in execution.launches:
+        bad = next((run for run in launch.configs if run.status != "match"), None)
+        if bad is not None:
+            execution.first_wrong = {"kernel": launch.kernel, **bad.summary()}
+            return
+    execution.localised = unavailable or (
+        "no kernel's written buffers disagree with an eager value: the difference comes from outside the Triton "
+        "kernels (an extern kernel, a fallback, the wrapper), or from a buffer no FX node's value stands for"
+    )
+
+
+def origins_of(graph: Any) -> dict[str, str]:
+    """Each buffer Inductor lowered (GraphLowering.buffers) -> the FX node whose value it holds (its origin_node)."""
+    found = {}
+    for buffer in getattr(graph, "buffers", ()):
+        node = getattr(buffer, "origin_node", None)
+        try:
+            name = buffer.get_name()
+        except Exception:  # a buffer without a name holds nothing a kernel is passed
+            continue
+        if node is not None:
+            found[name] = node.name
+    return found
+
+
+class ExecutingModule:
+    """Stands where Inductor expects the compiled module: ``call`` runs the graph's FX module eagerly for the
+    script and, the first time, the compiled module beside it (``done`` receives the verdict)."""
+
+    def __init__(self, plan: Plan, done: Callable[[Execution], None]) -> None:
+        self._plan: Plan | None = plan
+        self._done = done
+
+    def call(self, args: list[Any]) -> Any:
+        inputs = list(args)
+        args.clear()  # Inductor's boxed calling convention: the callee owns and frees the inputs
+        plan, self._plan = self._plan, None
+        if plan is None:
+            return _eager(self._eager_module, inputs)
+        self._eager_module = plan.eager
+        outputs, execution = execute(plan, inputs, lambda values: _eager(plan.eager, values))
+        self._done(execution)
+        return outputs
+
+
+def _eager(module: Any, inputs: list[Any]) -> tuple[Any, ...]:
+    outputs = module(*inputs)
+    return tuple(outputs) if isinstance(outputs, list | tuple) else (outputs,)

@@ -1,0 +1,196 @@
+"""Triton's interpreter made able to run what Inductor generates on this machine's Triton and NumPy: gaps of older
+interpreters filled as later Triton releases fill them, and ``libdevice`` calls run by ``triton.language.math``."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from types import ModuleType
+from typing import Any
+
+from npu_inductor_compat.patching import ABSENT, Change, Patch, wraps_original
+
+
+def turn_on() -> None:
+    """TRITON_INTERPRET=1 for this process and the script's: Triton decides when a function is decorated whether
+    it is interpreted, triton.language's own (tl.sum's combine function) included, so it is set before Triton loads.
+    The kernel checks' workers, which compile, run without it (triton_ascend_site.worker_env)."""
+    os.environ["TRITON_INTERPRET"] = "1"
+
+
+def not_ready() -> str | None:
+    """Why Triton's interpreter cannot run Inductor's kernels in this process, or None."""
+    import triton.language as tl
+
+    if type(getattr(tl.standard, "sum", None)).__name__ != "InterpretedFunction":
+        return (
+            "Triton was imported before TRITON_INTERPRET=1 was set, so triton.language's own functions are "
+            "compiled-only; run codegen --execute as its own command (it sets TRITON_INTERPRET before Triton loads)"
+        )
+    return None
+
+
+def _index_squeezed(original: Any) -> Any:
+    # Triton 3.4-3.6 turn a tensor into a Python index with int() of its 1-element array, which NumPy 2.4 refuses
+    # (a kernel's `range(x0_offset, ...)`); Triton 3.7 squeezes it first (runtime/interpreter.py _patch_lang_tensor).
+    @wraps_original(original)
+    def _patch_lang_tensor(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(tensor, *args, **kwargs)
+
+        def index(self: Any) -> int:
+            return int(self.handle.data.squeeze())
+
+        scope = args[0] if args else kwargs.get("scope")
+        if scope is not None:
+            scope.set_attr(tensor, "__index__", index)
+        else:
+            tensor.__index__ = index
+        return result
+
+    return _patch_lang_tensor
+
+
+def _int1_type(original: Any) -> Any:
+    # Triton 3.3's InterpreterBuilder has no get_int1_ty, which torch 2.7.1's promote_to_tensor reaches
+    # (tl.zeros((1,), tl.int1)); later releases return tl.int1 (runtime/interpreter.py): as they do.
+    if original is not ABSENT:
+        return original
+
+    def get_int1_ty(self: Any) -> Any:
+        import triton.language as tl
+
+        return tl.int1
+
+    return get_int1_ty
+
+
+def _no_driver_needed(original: Any) -> Any:
+    # A kernel module starts with triton_helpers.set_driver_to_gpu(), which raises "Could not find an active GPU
+    # backend" where no GPU driver is active (torch/_inductor/runtime/triton_helpers.py): the interpreter needs none.
+    @wraps_original(original)
+    def set_driver_to_gpu() -> Any:
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            return None
+        return original()
+
+    return set_driver_to_gpu
+
+
+def _any_range(original: Any) -> Any:
+    # Every npu kernel is compiled by triton-ascend, whose arange takes any range up to TRITON_MAX_TENSOR_NUMEL
+    # (triton-ascend 3.2.0 triton/triton_patch/language/semantic.py arange, set over language.semantic.arange by
+    # triton/testing.py); torch_npu's kernels use such blocks (R1BLOCK_SUB=40). Triton's own arange refuses a range
+    # that is not a power of 2: that one check is lifted, as triton-ascend does; anything else is Triton's own.
+    @wraps_original(original)
+    def arange(*args: Any, **kwargs: Any) -> Any:
+        import triton.language as tl
+
+        method = not isinstance(args[0], int)  # Triton 3.4 on: TritonSemantic.arange(self, start, end, *, ret_ty)
+        start, end = (args[1], args[2]) if method else (args[0], args[1])
+        span = end - start if isinstance(start, int) and isinstance(end, int) else 0
+        if span <= 0 or span & (span - 1) == 0 or span > tl.TRITON_MAX_TENSOR_NUMEL or kwargs.get("ret_ty"):
+            return original(*args, **kwargs)
+        shape = tl.block_type(tl.int32, [span])
+        if not method:  # Triton 3.3: arange(start, end, builder)
+            builder = args[2] if len(args) > 2 else kwargs["builder"]
+            return tl.tensor(builder.create_make_range(start, end), shape)
+        semantic = args[0]
+        make = getattr(semantic, "make_tensor", None) or semantic.tensor
+        return make(semantic.builder.create_make_range(shape.to_ir(semantic.builder), start, end), shape)
+
+    return arange
+
+
+def _any_block_shape(original: Any) -> Any:
+    # triton-ascend's validate_block_shape (3.2.0 triton/language/_utils.py) checks each dimension is an int and the
+    # numel fits, with no power-of-2 rule; Triton's refuses "Shape element i must be a power of 2". As triton-ascend.
+    @wraps_original(original)
+    def validate_block_shape(shape: Any, *args: Any, **kwargs: Any) -> Any:
+        import triton.language as tl
+
+        numel = 1
+        for size in shape:
+            if not isinstance(size, int):
+                return original(shape, *args, **kwargs)  # Triton's own message for a non-int dimension
+            numel *= size
+        if numel > tl.TRITON_MAX_TENSOR_NUMEL:
+            return original(shape, *args, **kwargs)
+        return numel
+
+    return validate_block_shape
+
+
+INTERPRETER_RECORD = Patch(
+    id="execute-interpreter-gaps",
+    layer="capture",
+    why="Triton's interpreter runs Inductor's kernels on this machine's Triton and NumPy releases as later Triton "
+    "releases run them, with triton-ascend's arange (any range, not only powers of 2)",
+    upstream="triton.runtime.interpreter (_patch_lang_tensor before Triton 3.7, InterpreterBuilder before 3.4); "
+    "torch._inductor.runtime.triton_helpers.set_driver_to_gpu",
+    remove_when="never: this is the codegen command's execution",
+    changes=(
+        Change("triton.runtime.interpreter:_patch_lang_tensor", _index_squeezed, optional=True),
+        Change("triton.runtime.interpreter:InterpreterBuilder.get_int1_ty", _int1_type, must_exist=False),
+        Change("torch._inductor.runtime.triton_helpers:set_driver_to_gpu", _no_driver_needed, optional=True),
+        Change("triton.language.semantic:arange", _any_range, optional=True),
+        Change("triton.language.core:validate_block_shape", _any_block_shape, optional=True),
+        Change("triton.language.semantic:TritonSemantic.arange", _any_range, optional=True),
+    ),
+)
+
+
+class MathAsLibdevice:
+    """Stands for ``libdevice`` in an interpreted kernel: the interpreter runs no extern function
+    (InterpreterBuilder.create_extern_elementwise raises NotImplementedError, runtime/interpreter.py), so a name
+    ``triton.language.math`` has (rsqrt, exp, ...) is that; any other is the kernel's own, and fails when called."""
+
+    def __init__(self, original: Any) -> None:
+        self._original = original
+
+    def __getattr__(self, name: str) -> Any:
+        import triton.language as tl
+
+        found = getattr(tl.math, name, None)
+        return found if found is not None else getattr(self._original, name)
+
+
+_INTERPRETED: dict[str, ModuleType] = {}  # a helper module's name -> its copy made under TRITON_INTERPRET
+
+
+def interpreted_globals(function: Any) -> None:
+    """The interpreted kernel ``function`` (a Python function) made able to run: ``libdevice`` is MathAsLibdevice,
+    and each helper module it calls @triton.jit functions of (triton_helpers, torch_npu's) is a copy of that module
+    executed under TRITON_INTERPRET, as the interpreter calls only interpreted functions."""
+    scope = getattr(function, "__globals__", None)
+    if scope is None:
+        return
+    _bind_libdevice(scope)
+    for name, value in list(scope.items()):
+        if isinstance(value, ModuleType) and not value.__name__.startswith("triton") and _has_jit(value):
+            scope[name] = _interpreted(value)
+
+
+def _has_jit(module: ModuleType) -> bool:
+    from triton.runtime.jit import JITFunction
+
+    return any(isinstance(value, JITFunction) for value in vars(module).values())
+
+
+def _interpreted(module: ModuleType) -> ModuleType:
+    found = _INTERPRETED.get(module.__name__)
+    if found is None:
+        location = getattr(module, "__file__", None)
+        spec = importlib.util.spec_from_file_location(f"{module.__name__}", location) if location else None
+        if spec is None or spec.loader is None:
+            return module
+        found = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(found)  # not put in sys.modules: the original stays what every importer sees
+        _bind_libdevice(vars(found))
+        _INTERPRETED[module.__name__] = found
+    return found
+
+
+def _bind_libdevice(scope: dict[str, Any]) -> None:
+    current = scope.get("libdevice")
+    if current is not None and not isinstance(current, MathAsLibdevice):
+        scope["libdevice"] = MathAsLibdevice(current)
