@@ -268,8 +268,10 @@ def _executing(capture: Capture, record: GraphRecord, graph: Any, eager: Any) ->
         record.execution = execute.not_run(reason)
         return _EagerModule(eager)
 
-    def done(execution: Any) -> None:
-        record.execution = execution
+    def done(execution: Any) -> None:  # a graph run at several sizes keeps its worst verdict
+        worst = execute.STATUSES.index
+        if record.execution is None or worst(execution.status) > worst(record.execution.status):
+            record.execution = execution
         if capture.on_execution is not None:
             capture.on_execution(record)
 

@@ -104,6 +104,10 @@ def _graph_status(graph: dict[str, Any]) -> str:
             status += f", {rejected} of {len(configs)} KERNEL CONFIGS REJECTED by triton-ascend"
         else:
             status += f", {len(configs)} kernel configs lowered"
+    if "execution" in graph or graph.get("executed"):
+        from npu_inductor_compat.tools.simulated.execute_report import column
+
+        status += ", " + column(graph)
     return status
 
 
@@ -233,6 +237,10 @@ def verdict(args: Any, outcome: Outcome, out: Path, progress: Progress) -> int:
     if args.check_kernels:
         _say_kernel_check(summary, args.quiet)
     torch_npu_trouble = _say_torch_npu(summary)
+    if getattr(args, "execute", False):
+        from npu_inductor_compat.tools.simulated import execute_report
+
+        torch_npu_trouble = execute_report.say(summary, args.quiet) or torch_npu_trouble
     for failure in outcome.static_failures:
         for problem in failure["problems"]:
             print(

@@ -46,6 +46,9 @@ def write_graph(output: Output, graph: Any) -> dict[str, Any]:
         files["kernels"][name] = entry
     if graph.error is not None:
         files["error"] = output.write(f"{folder}/error.txt", graph.error["traceback"])
+    failed_run = getattr(graph.execution, "error", None)
+    if failed_run is not None:  # codegen --execute: the compiled module raised
+        files["execution_error"] = output.write(f"{folder}/execution_error.txt", failed_run["traceback"])
     return files
 
 
@@ -102,7 +105,16 @@ def build(
         "graphs": graphs,
         # aten operators with no npu kernel on the simulated NPU that ran on the CPU: calls per operator
         "cpu_fallback": dict(sorted(cpu_fallback.items(), key=lambda item: (-item[1], item[0]))),
+        **({"execution": _execution_totals(graphs)} if args.execute else {}),
     }
+
+
+def _execution_totals(graphs: list[dict[str, Any]]) -> dict[str, Any]:
+    from npu_inductor_compat.tools.simulated import execute_report
+
+    for graph in graphs:  # a graph never called has its reason too
+        graph["execution"] = execute_report.graph_execution(graph)
+    return execute_report.totals(graphs)
 
 
 def check(inv: Invocation, summary: dict[str, Any], progress: Progress) -> tuple[int, int, list[dict[str, Any]]]:

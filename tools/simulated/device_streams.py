@@ -44,12 +44,25 @@ class Event(torch.Event):  # type: ignore[misc]
         )
 
 
+class _NpuStream(torch.Stream):  # type: ignore[misc]
+    """What torch.npu.current_stream() answers: a stream with torch_npu's ``npu_stream``, the raw handle
+    (torch_npu/npu/streams.py Stream, from THNPStream's npu_stream in torch_npu/csrc/npu/Stream.cpp), which
+    torch_npu's own wrappers launch on (torch_npu/_inductor/utils.py get_current_raw_stream)."""
+
+    @property
+    def npu_stream(self) -> int:
+        from npu_inductor_compat.tools.simulated.device_api import _get_current_raw_stream
+
+        return _get_current_raw_stream(self.device_index)
+
+
 def current_stream(device: Any = None) -> torch.Stream:
-    return Stream(device)
+    device_state.ensure()
+    return _NpuStream(device=torch.device(DEVICE, index_of(device)))
 
 
 def default_stream(device: Any = None) -> torch.Stream:
-    return Stream(device)
+    return current_stream(device)
 
 
 def set_stream(stream: Any) -> None:

@@ -50,9 +50,11 @@ class Execution:
             "kernels": self.kernels(),
             "values": self.values,
         }
-        for key in ("reason", "error", "first_wrong", "localised"):
+        for key in ("reason", "first_wrong", "localised"):
             if getattr(self, key) is not None:
                 done[key] = getattr(self, key)
+        if self.error is not None:  # its traceback goes into the graph's execution_error.txt
+            done["error"] = {key: self.error[key] for key in ("type", "message")}
         return done
 
 
@@ -214,6 +216,8 @@ def _localise(execution: Execution, unavailable: str | None) -> None:
         if bad is not None:
             execution.first_wrong = {"kernel": launch.kernel, **bad.summary()}
             return
+    if execution.status != "mismatch":
+        return
     execution.localised = unavailable or (
         "no kernel's written buffers disagree with an eager value: the difference comes from outside the Triton "
         "kernels (an extern kernel, a fallback, the wrapper), or from a buffer no FX node's value stands for"
@@ -236,20 +240,24 @@ def origins_of(graph: Any) -> dict[str, str]:
 
 class ExecutingModule:
     """Stands where Inductor expects the compiled module: ``call`` runs the graph's FX module eagerly for the
-    script and, the first time, the compiled module beside it (``done`` receives the verdict)."""
+    script and, at the first call with each set of input sizes (a dynamic graph serves several), the compiled module
+    beside it (``done`` receives each verdict)."""
 
     def __init__(self, plan: Plan, done: Callable[[Execution], None]) -> None:
-        self._plan: Plan | None = plan
+        self._plan = plan
         self._done = done
+        self._sizes: set[tuple[Any, ...]] = set()
 
     def call(self, args: list[Any]) -> Any:
+        import torch
+
         inputs = list(args)
         args.clear()  # Inductor's boxed calling convention: the callee owns and frees the inputs
-        plan, self._plan = self._plan, None
-        if plan is None:
-            return _eager(self._eager_module, inputs)
-        self._eager_module = plan.eager
-        outputs, execution = execute(plan, inputs, lambda values: _eager(plan.eager, values))
+        sizes = tuple(tuple(value.shape) if isinstance(value, torch.Tensor) else value for value in inputs)
+        if sizes in self._sizes:
+            return _eager(self._plan.eager, inputs)
+        self._sizes.add(sizes)
+        outputs, execution = execute(self._plan, inputs, lambda values: _eager(self._plan.eager, values))
         self._done(execution)
         return outputs
 

@@ -185,14 +185,17 @@ def _judge(
 
 class EveryConfig:
     """Stands for a kernel's autotuner in the executed wrapper: ``run`` launches every config
-    (_launch_every_config); anything else is the autotuner's."""
+    (_launch_every_config) for the session executing in this thread (a wrapper module is loaded once and run at
+    each new size); anything else is the autotuner's."""
 
-    def __init__(self, autotuner: Any, session: Session) -> None:
+    def __init__(self, autotuner: Any) -> None:
         self._autotuner = autotuner
-        self._session = session
 
-    def run(self, *args: Any, **kwargs: Any) -> None:
-        _launch_every_config(self._session, self._autotuner, args, kwargs)
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        session = _ACTIVE.get(threading.get_ident())
+        if session is None:
+            return self._autotuner.run(*args, **kwargs)
+        return _launch_every_config(session, self._autotuner, args, kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._autotuner, name)
@@ -202,15 +205,14 @@ def _every_config(original: Any) -> Any:
     @wraps_original(original)
     def triton(self: Any, kernel_name: str, source_code: str, *args: Any, **kwargs: Any) -> Any:
         kernel = original(self, kernel_name, source_code, *args, **kwargs)
-        session = _ACTIVE.get(threading.get_ident())
-        if session is None:
+        if _ACTIVE.get(threading.get_ident()) is None:
             return kernel
         if not getattr(kernel, "triton_interpret", False):
             raise RuntimeError(
                 f"kernel {kernel_name} was loaded for a device, not for Triton's interpreter (TRITON_INTERPRET was "
                 "off when its module was first loaded in this process)"
             )
-        return EveryConfig(kernel, session)
+        return EveryConfig(kernel)
 
     return triton
 
