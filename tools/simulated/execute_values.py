@@ -104,17 +104,23 @@ def _scalar_equal(expected: Any, actual: Any) -> bool:
 
 
 # ----------------------------------------------------------------------------------------------------- randomness
+# Op names that mean RNG where an op carries no nondeterministic_seeded tag: Inductor's seed and random prims, and
+# torch_npu's (npu._npu_dropout, npu_dropout_gen_mask, ...: torch_npu's yaml gives them no tag). One that only looks
+# random is left uncompared, never compared against a value it could not reproduce.
+RANDOM_WORDS = ("dropout", "bernoulli", "rand", "seed", "philox", "gen_mask", "multinomial", "normal", "uniform")
+
+
 def random_nodes(graph: Any) -> set[str]:
-    """The names of the FX graph's nodes whose value depends on RNG: random ops (tagged nondeterministic_seeded, and
-    Inductor's own seed and random prims), and every node computed from one."""
+    """The names of the FX graph's nodes whose value depends on RNG: random ops (tagged nondeterministic_seeded, or
+    named as RANDOM_WORDS says), and every node computed from one."""
     import torch
 
     tainted: set[str] = set()
     for node in graph.nodes:
         target = node.target
         seeded = torch.Tag.nondeterministic_seeded in getattr(target, "tags", ())
-        name = str(getattr(target, "__name__", target))
-        own = any(word in name for word in ("inductor_random", "inductor_seed", "inductor_lookup_seed", "philox"))
+        name = str(target).rpartition("::")[2] if node.op == "call_function" else ""
+        own = any(word in name.lower() for word in RANDOM_WORDS)
         if seeded or own or any(getattr(arg, "name", None) in tainted for arg in node.all_input_nodes):
             tainted.add(node.name)
     return tainted

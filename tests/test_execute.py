@@ -1,0 +1,123 @@
+"""`codegen --execute`'s judgement on small crafted values and graphs: tolerances by dtype, NaN and inf places,
+shapes, strides and dtypes; values RNG made; each config's verdict; the kernel a mismatch is pinned on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from npu_inductor_compat.tools.simulated.execute import Execution, _compare, _localise
+from npu_inductor_compat.tools.simulated.execute_launch import ConfigRun, Launch, Session, _judge
+from npu_inductor_compat.tools.simulated.execute_values import copied, difference, random_nodes
+
+
+def test_values_within_torch_testing_tolerance_of_their_dtype_agree_and_beyond_it_do_not() -> None:
+    want = torch.linspace(1, 2, 64)
+    assert difference(want, want * (1 + 1e-7)) is None  # float32: rtol 1.3e-6
+    found = difference(want, want * (1 + 1e-4))
+    assert found is not None and found["elements"] == 64 and found["max_rel"] == pytest.approx(1e-4, rel=1e-2)
+    half = want.to(torch.bfloat16)
+    assert difference(half, (half.float() * (1 + 4e-3)).to(torch.bfloat16)) is None  # bfloat16: rtol 1.6e-2
+
+
+def test_nan_and_inf_must_sit_where_eager_has_them() -> None:
+    want = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    assert difference(want, want.clone()) is None
+    assert "NaN in 2 other place" in difference(want, torch.tensor([float("nan"), 1.0, float("inf"), -1.0]))["problem"]
+    assert "inf in 1 other place" in difference(want, torch.tensor([1.0, float("nan"), float("inf"), 0.0]))["problem"]
+    assert difference(want, torch.tensor([1.0, float("nan"), -float("inf"), -float("inf")])) is not None
+
+
+def test_shape_dtype_and_strides_are_compared_and_size_one_strides_are_free() -> None:
+    want = torch.arange(6.0).reshape(2, 3)
+    assert "shape (3, 2)" in difference(want, want.t().contiguous())["problem"]
+    assert "dtype torch.float64" in difference(want, want.double())["problem"]
+    transposed = want.t().contiguous().t()  # same values, column-major
+    assert "strides (1, 2)" in difference(want, transposed)["problem"]
+    assert difference(want, transposed, strides=False) is None  # a written buffer's values only
+    row = torch.arange(3.0).reshape(1, 3)
+    assert difference(row, torch.as_strided(row.clone(), (1, 3), (99, 1))) is None
+    assert "1 of 3 element(s) differ" in difference(torch.tensor([1, 2, 3]), torch.tensor([1, 2, 4]))["problem"]
+
+
+def test_copies_keep_strides_and_are_detached() -> None:
+    leaf = torch.randn(3, 4, requires_grad=True)
+    copy = copied(leaf.t())
+    assert copy.stride() == leaf.t().stride() and not copy.requires_grad and torch.equal(copy, leaf.t())
+    assert copied(3) == 3
+
+
+def _traced(fn: Any, *args: Any) -> Any:
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    return make_fx(fn)(*args)
+
+
+def test_values_made_by_rng_and_everything_computed_from_them_are_found() -> None:
+    def fn(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        noisy = x + torch.rand_like(x)
+        return x.sin(), noisy.relu()
+
+    graph = _traced(fn, torch.randn(4)).graph
+    tainted = random_nodes(graph)
+    outputs = next(node for node in graph.nodes if node.op == "output").args[0]
+    assert outputs[0].name not in tainted and outputs[1].name in tainted
+
+
+def test_a_random_output_is_reported_random_never_compared_and_a_wrong_one_is_a_mismatch() -> None:
+    def fn(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x * 2, torch.rand_like(x)
+
+    x = torch.randn(4)
+    graph = _traced(fn, x).graph
+    eager = [x * 2, torch.rand(4)]
+    values = _compare(graph, eager, [x * 2 + 1, torch.rand(4)], [x], [x.clone()])
+    assert [value["status"] for value in values] == ["mismatch", "random"]
+    assert values[0]["value"].startswith("output 0")
+
+
+def test_an_input_the_compiled_run_left_different_is_a_mismatch() -> None:
+    graph = _traced(lambda x: x.add_(1), torch.zeros(3)).graph
+    x = torch.zeros(3)
+    values = _compare(graph, [x + 1], [x + 1], [x + 1], [x + 2])
+    assert [value["status"] for value in values] == ["match", "mismatch"] and values[1]["value"].startswith("input 0")
+
+
+class _Config:
+    def __init__(self, **kwargs: int) -> None:
+        self.kwargs = kwargs
+
+
+def test_each_config_is_judged_against_eager_where_a_value_stands_for_its_buffer_else_against_config_0() -> None:
+    right = torch.ones(4)
+    session = Session(references=lambda name, value: right if name == "buf0" else None)
+    assert _judge(session, _Config(XBLOCK=4), [right.clone()], [right], ["buf0"]).summary() == {
+        "config": "XBLOCK=4",
+        "status": "match",
+        "against": "eager",
+    }
+    wrong = _judge(session, _Config(XBLOCK=2), [right * 2], [right], ["buf0"])
+    assert (wrong.status, wrong.against, wrong.buffer) == ("mismatch", "eager", "buf0")
+    partial = _judge(session, _Config(XBLOCK=2), [right * 3], [right], ["buf7"])  # no eager value for buf7
+    assert (partial.status, partial.against) == ("mismatch", "config 0")
+    failed = _judge(session, _Config(XBLOCK=2), "InterpreterError: boom", [right], ["buf0"])
+    assert failed.status == "error" and failed.detail == {"type": "InterpreterError", "message": "boom"}
+
+
+def test_a_mismatch_is_pinned_on_the_first_launch_that_disagrees_with_eager_not_on_those_after_it() -> None:
+    def launch(kernel: str, status: str, against: str = "eager") -> Launch:
+        return Launch(kernel, ["buf"], [ConfigRun("XBLOCK=8", status, against, "buf")])
+
+    execution = Execution(
+        "mismatch",
+        launches=[launch("k0", "match"), launch("k1", "mismatch"), launch("k2", "mismatch")],
+    )
+    _localise(execution, None)
+    assert execution.first_wrong is not None and execution.first_wrong["kernel"] == "k1"
+    assert execution.kernels()["k2"]["status"] == "mismatch" and execution.kernels()["k0"]["status"] == "match"
+
+    outside = Execution("mismatch", launches=[launch("k0", "match")])
+    _localise(outside, None)
+    assert outside.first_wrong is None and "outside the Triton kernels" in (outside.localised or "")
