@@ -269,7 +269,7 @@ def _executing(capture: Capture, record: GraphRecord, graph: Any, eager: Any) ->
         return _EagerModule(eager)
 
     def done(execution: Any) -> None:  # a graph run at several sizes keeps its worst verdict
-        worst = execute.STATUSES.index
+        worst = execute.WORSE.index
         if record.execution is None or worst(execution.status) > worst(record.execution.status):
             record.execution = execution
         if capture.on_execution is not None:

@@ -57,6 +57,8 @@ class Progress:
         done = record.execution
         runs = f"{len(done.launches)} launch(es), {sum(len(launch.configs) for launch in done.launches)} config run(s)"
         self.say(f"graph {record.index} executed: {done.status} ({runs}, {done.seconds:.1f} s)")
+        if done.reason is not None:
+            self.say(f"  not run: {first_line(done.reason, 160)}")
         if done.error is not None:
             self.say(f"  the compiled module raised {done.error['type']}: {first_line(done.error['message'], 160)}")
         for value in done.values:

@@ -13,6 +13,7 @@ from npu_inductor_compat.tools.simulated.execute_launch import Launch, Session, 
 from npu_inductor_compat.tools.simulated.execute_values import copied, difference, output_nodes, random_nodes
 
 STATUSES = ("match", "mismatch", "error", "not run")
+WORSE = ("match", "not run", "mismatch", "error")  # which verdict a graph or kernel keeps of two
 
 
 @dataclass
@@ -35,7 +36,7 @@ class Execution:
             entry = found.setdefault(launch.kernel, {"status": "match", "launches": 0, "configs": 0})
             entry["launches"] += 1
             entry["configs"] += len(launch.configs)
-            if STATUSES.index(launch.status) > STATUSES.index(entry["status"]):
+            if WORSE.index(launch.status) > WORSE.index(entry["status"]):
                 entry["status"] = launch.status
                 bad = next(run for run in launch.configs if run.status == launch.status)
                 entry["config"] = bad.summary()
@@ -103,6 +104,13 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
         return outputs, execution
     execution = Execution("match", launches=session.launches)
     execution.values = _compare(plan.eager.graph, outputs, compiled, inputs, compiled_inputs)
+    stopped = next((launch for launch in session.launches if launch.configs[0].status == "not run"), None)
+    if stopped is not None:  # what came after it was computed from a buffer the kernel never wrote
+        reason = (stopped.configs[0].detail or {}).get("reason")
+        execution.status, execution.reason = "not run", f"kernel {stopped.kernel}: {reason}"
+        execution.values = []  # not compared: computed from what the kernel never wrote
+        execution.seconds = time.perf_counter() - started
+        return outputs, execution
     if any(value["status"] == "mismatch" for value in execution.values) or any(
         launch.status == "mismatch" for launch in session.launches
     ):
@@ -131,7 +139,7 @@ def _references(plan: Plan, inputs: list[Any]) -> tuple[Callable[[str, Any], Any
     random = random_nodes(plan.lowered.graph)
     values: dict[str, Any] = {}
 
-    class Recording(torch.fx.Interpreter):
+    class Recording(torch.fx.Interpreter):  # type: ignore[misc]
         def run_node(self, node: Any) -> Any:
             result = super().run_node(node)
             if node.name in wanted and node.name not in random:
@@ -155,7 +163,9 @@ def _references(plan: Plan, inputs: list[Any]) -> tuple[Callable[[str, Any], Any
     return lookup, reason
 
 
-def _compare(graph: Any, eager: Any, compiled: Any, inputs: list[Any], compiled_inputs: list[Any]) -> list[dict]:
+def _compare(
+    graph: Any, eager: Any, compiled: Any, inputs: list[Any], compiled_inputs: list[Any]
+) -> list[dict[str, Any]]:
     """Every output and every input, the compiled run's against the eager run's; values RNG made not compared."""
     import torch
 
@@ -170,8 +180,9 @@ def _compare(graph: Any, eager: Any, compiled: Any, inputs: list[Any], compiled_
     returned = output_nodes(graph)
     for index, (want, got) in enumerate(zip(eager, compiled, strict=True)):
         node = returned[index] if index < len(returned) else None
-        entry: dict[str, Any] = {"value": f"output {index}" + (f" ({node.name})" if hasattr(node, "name") else "")}
-        if getattr(node, "name", None) in random:
+        name = getattr(node, "name", None)
+        entry: dict[str, Any] = {"value": f"output {index}" + (f" ({name})" if name is not None else "")}
+        if name in random:
             done.append({**entry, "status": "random"})
             continue
         found = difference(want, got)

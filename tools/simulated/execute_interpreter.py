@@ -139,10 +139,14 @@ INTERPRETER_RECORD = Patch(
 )
 
 
+class InterpreterLimit(Exception):
+    """A kernel reached what Triton's interpreter cannot run: its launch is "not run", never a verdict on it."""
+
+
 class MathAsLibdevice:
     """Stands for ``libdevice`` in an interpreted kernel: the interpreter runs no extern function
     (InterpreterBuilder.create_extern_elementwise raises NotImplementedError, runtime/interpreter.py), so a name
-    ``triton.language.math`` has (rsqrt, exp, ...) is that; any other is the kernel's own, and fails when called."""
+    ``triton.language.math`` has (rsqrt, exp, ...) is that; any other (tanh, erf, ...) raises InterpreterLimit."""
 
     def __init__(self, original: Any) -> None:
         self._original = original
@@ -151,7 +155,26 @@ class MathAsLibdevice:
         import triton.language as tl
 
         found = getattr(tl.math, name, None)
-        return found if found is not None else getattr(self._original, name)
+        if found is not None:
+            return found
+
+        def extern(*args: Any, **kwargs: Any) -> Any:
+            raise InterpreterLimit(
+                f"libdevice.{name} is an extern function, which Triton's interpreter cannot run "
+                f"(create_extern_elementwise), and triton.language.math has no {name}"
+            )
+
+        return extern
+
+
+def limit_of(err: BaseException) -> str | None:
+    """The InterpreterLimit behind ``err`` (the interpreter wraps a kernel's exception), as text, or None."""
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, InterpreterLimit):
+            return str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 _INTERPRETED: dict[str, ModuleType] = {}  # a helper module's name -> its copy made under TRITON_INTERPRET

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from npu_inductor_compat.patching import Change, Patch, wraps_original
-from npu_inductor_compat.tools.simulated.execute_interpreter import interpreted_globals
+from npu_inductor_compat.tools.simulated.execute_interpreter import interpreted_globals, limit_of
 from npu_inductor_compat.tools.simulated.execute_values import copied, difference
 
 WRITTEN_PREFIXES = ("out_ptr", "in_out_ptr")  # how Inductor names the pointers a kernel stores through
@@ -28,7 +28,7 @@ WRITTEN_PREFIXES = ("out_ptr", "in_out_ptr")  # how Inductor names the pointers 
 @dataclass
 class ConfigRun:
     config: str  # the config's kwargs, as text
-    status: str  # "match", "mismatch" or "error"
+    status: str  # "match", "mismatch", "error", or "not run" (the kernel reached an interpreter limit)
     against: str = ""  # "eager" (the buffer's FX node) or "config 0" (no eager value for the buffer)
     buffer: str | None = None  # the written buffer that differs
     detail: dict[str, Any] | None = None  # difference() of that buffer, or the error's type and message
@@ -49,7 +49,7 @@ class Launch:
 
     @property
     def status(self) -> str:
-        for wanted in ("error", "mismatch"):
+        for wanted in ("error", "mismatch", "not run"):
             if any(run.status == wanted for run in self.configs):
                 return wanted
         return "match"
@@ -76,7 +76,7 @@ def _param_names(autotuner: Any, count: int) -> list[str]:
 
 def _launching_frame() -> Any:
     """The frame that called the autotuner's run: the wrapper's call(), whose locals name the buffers."""
-    frame = sys._getframe(1)
+    frame: Any = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename == __file__:
         frame = frame.f_back
     return frame
@@ -86,7 +86,7 @@ def _bound_name(frame: Any, value: Any) -> str | None:
     """The wrapper's local name for ``value`` (the buffer a kernel is passed) in the frame that launched it."""
     for name, local in ({} if frame is None else frame.f_locals).items():
         if local is value and not name.startswith("_"):
-            return name
+            return str(name)
     return None
 
 
@@ -118,7 +118,8 @@ def _launch_every_config(session: Session, autotuner: Any, args: tuple[Any, ...]
             with _only(autotuner, configs[number]):
                 autotuner.run(*args, **kwargs)
         except Exception as err:
-            results[number] = f"{type(err).__name__}: {err}"
+            limit = limit_of(err)
+            results[number] = f"{type(err).__name__}: {err}" if limit is None else NotRun(limit)
             traceback.clear_frames(err.__traceback__)
             continue
         results[number] = [copied(args[index]) for index in written]
@@ -161,10 +162,16 @@ def _only(autotuner: Any, config: Any) -> Iterator[None]:
             setattr(autotuner, key, value)
 
 
+class NotRun(str):
+    """A config's result when the kernel reached an interpreter limit: the reason."""
+
+
 def _judge(
     session: Session, config: Any, result: list[Any] | str, first: list[Any] | str, names: list[str]
 ) -> ConfigRun:
     text = ", ".join(f"{key}={value}" for key, value in config.kwargs.items())
+    if isinstance(result, NotRun):
+        return ConfigRun(text, "not run", detail={"reason": str(result)})
     if isinstance(result, str):
         kind, _, message = result.partition(": ")
         return ConfigRun(text, "error", detail={"type": kind, "message": message[:500]})

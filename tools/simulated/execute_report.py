@@ -16,7 +16,7 @@ SCOPE = (
 
 def graph_execution(graph: dict[str, Any]) -> dict[str, Any]:
     """A graph summary's execution entry; "not run" with the reason when it has none."""
-    found = graph.get("execution")
+    found: dict[str, Any] | None = graph.get("execution")
     if found is not None:
         return found
     if graph.get("error") is not None:
@@ -57,9 +57,11 @@ def problems(graphs: list[dict[str, Any]]) -> list[str]:
     lines = []
     for graph in graphs:
         execution = graph_execution(graph)
+        head = f"graph {graph['index']}"
+        if execution["status"] == "not run" and execution.get("reason") not in (None, NEVER_CALLED):
+            lines.append(f"{head}: not run: {execution['reason']}")
         if execution["status"] not in ("mismatch", "error"):
             continue
-        head = f"graph {graph['index']}"
         for name, kernel in execution.get("kernels", {}).items():
             if kernel["status"] == "match":
                 continue

@@ -107,7 +107,8 @@ def _device_call(name: str) -> Callable[[StubHost], Callable[..., Any]]:
     def value(_depth: StubHost) -> Callable[..., Any]:
         from npu_inductor_compat.tools.simulated import device_api
 
-        return getattr(device_api, name)
+        found: Callable[..., Any] = getattr(device_api, name)
+        return found
 
     return value
 
