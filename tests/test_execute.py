@@ -121,3 +121,23 @@ def test_a_mismatch_is_pinned_on_the_first_launch_that_disagrees_with_eager_not_
     outside = Execution("mismatch", launches=[launch("k0", "match")])
     _localise(outside, None)
     assert outside.first_wrong is None and "outside the Triton kernels" in (outside.localised or "")
+
+
+def test_libdevice_functions_the_interpreter_lacks_run_as_torch_and_an_inexact_one_is_an_interpreter_limit() -> None:
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    from npu_inductor_compat.tools.simulated.execute_interpreter import InterpreterLimit, MathAsLibdevice
+
+    data = np.linspace(-2, 2, 8, dtype=np.float32)
+    value = tl.tensor(TensorHandle(data, tl.float32), tl.block_type(tl.float32, [8]))
+    libdevice = MathAsLibdevice(None)
+    for name, expected in (("tanh", torch.tanh), ("lgamma", torch.lgamma), ("log1p", torch.log1p)):
+        result = getattr(libdevice, name)(value)
+        assert result.type.shape == [8] and result.handle.data.dtype == np.float32
+        want = expected(torch.from_numpy(data))
+        assert torch.allclose(torch.from_numpy(result.handle.data), want, rtol=0, atol=0, equal_nan=True), name
+    assert libdevice.isnan(value).handle.data.dtype == np.bool_
+    with pytest.raises(InterpreterLimit, match=r"libdevice\.round is an extern function"):
+        libdevice.round(value)  # half away from zero, unlike torch.round: no exact equivalent

@@ -79,3 +79,11 @@ def test_an_output_rng_made_is_reported_random_and_the_rest_still_compared(tmp_p
     assert graph["execution"]["status"] == "match", statuses
     assert "random" in statuses.values() and "mismatch" not in statuses.values(), statuses
     assert [status for value, status in statuses.items() if value.endswith("(sum_1)")] == ["match"], statuses
+
+
+def test_libdevice_math_runs_as_torch_functions_and_matches(tmp_path: Path) -> None:
+    run = execute(SCRIPTS / "libdevice_math.py", tmp_path / "out")
+    assert run.code == 0, run.stderr[-3000:]
+    (graph,) = run.summary["graphs"]
+    assert graph["execution"]["status"] == "match", graph["execution"]
+    assert graph["execution"]["launches"] >= 1

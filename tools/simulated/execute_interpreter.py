@@ -143,10 +143,24 @@ class InterpreterLimit(Exception):
     """A kernel reached what Triton's interpreter cannot run: its launch is "not run", never a verdict on it."""
 
 
+# libdevice functions the interpreter cannot run (it runs no extern) whose torch function of the same meaning runs
+# them on the CPU instead: libdevice name -> torch function (torch.<name>, or torch.special.<name>). Only exact
+# equivalents: libdevice.round rounds half away from zero, torch.round half to even, so round is not here.
+TORCH_EQUIVALENTS = {
+    **{name: name for name in ("tanh", "sinh", "cosh", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh")},
+    **{name: name for name in ("log1p", "expm1", "lgamma", "erfinv", "atan2", "pow", "fmod", "hypot", "nextafter")},
+    **{name: name for name in ("trunc", "signbit", "isinf", "isnan", "copysign")},
+    "erfc": "special.erfc",  # (erf is triton.language.math's, which the interpreter runs)
+    "nearbyint": "round",  # rounds to nearest, ties to even, as torch.round
+    "rint": "round",
+}
+
+
 class MathAsLibdevice:
     """Stands for ``libdevice`` in an interpreted kernel: the interpreter runs no extern function
     (InterpreterBuilder.create_extern_elementwise raises NotImplementedError, runtime/interpreter.py), so a name
-    ``triton.language.math`` has (rsqrt, exp, ...) is that; any other (tanh, erf, ...) raises InterpreterLimit."""
+    ``triton.language.math`` has (rsqrt, exp, ...) is that; one in TORCH_EQUIVALENTS is torch's function on the
+    interpreter's arrays; any other raises InterpreterLimit."""
 
     def __init__(self, original: Any) -> None:
         self._original = original
@@ -157,14 +171,41 @@ class MathAsLibdevice:
         found = getattr(tl.math, name, None)
         if found is not None:
             return found
+        if name in TORCH_EQUIVALENTS:
+            return _by_torch(name, TORCH_EQUIVALENTS[name])
 
         def extern(*args: Any, **kwargs: Any) -> Any:
             raise InterpreterLimit(
                 f"libdevice.{name} is an extern function, which Triton's interpreter cannot run "
-                f"(create_extern_elementwise), and triton.language.math has no {name}"
+                f"(create_extern_elementwise), and neither triton.language.math nor torch has it"
             )
 
         return extern
+
+
+def _by_torch(name: str, path: str) -> Any:
+    def extern(*args: Any, **kwargs: Any) -> Any:
+        import numpy as np
+        import torch
+        import triton.language as tl
+        from triton.runtime.interpreter import TensorHandle
+
+        function: Any = torch
+        for part in path.split("."):
+            function = getattr(function, part)
+        tensors = [arg for arg in args if isinstance(arg, tl.tensor)]
+        if not tensors:
+            raise InterpreterLimit(f"libdevice.{name} was called with no tensor")
+        values = [torch.from_numpy(np.asarray(arg.handle.data)) if isinstance(arg, tl.tensor) else arg for arg in args]
+        result = function(*values).numpy()
+        first = tensors[0]
+        scalar = tl.int1 if result.dtype == np.bool_ else first.handle.get_element_ty()
+        if result.dtype != np.bool_:
+            result = result.astype(np.asarray(first.handle.data).dtype)
+        shape = list(result.shape)
+        return tl.tensor(TensorHandle(result, scalar), tl.block_type(scalar, shape) if shape else scalar)
+
+    return extern
 
 
 def limit_of(err: BaseException) -> str | None:
