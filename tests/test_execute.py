@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from npu_inductor_compat.tools.simulated.execute import Execution, _compare, _localise
-from npu_inductor_compat.tools.simulated.execute_launch import ConfigRun, Launch, Session, _judge
+from npu_inductor_compat.tools.simulated.execute_launch import ConfigRun, Launch, Session, _checks, judge
 from npu_inductor_compat.tools.simulated.execute_values import copied, difference, random_nodes
 
 
@@ -73,7 +73,7 @@ def test_a_random_output_is_reported_random_never_compared_and_a_wrong_one_is_a_
     x = torch.randn(4)
     graph = _traced(fn, x).graph
     eager = [x * 2, torch.rand(4)]
-    values = _compare(graph, eager, [x * 2 + 1, torch.rand(4)], [x], [x.clone()])
+    values = _compare(graph, eager, [x * 2 + 1, torch.rand(4)], [x], [x.clone()], lambda: None)
     assert [value["status"] for value in values] == ["mismatch", "random"]
     assert values[0]["value"].startswith("output 0")
 
@@ -81,7 +81,7 @@ def test_a_random_output_is_reported_random_never_compared_and_a_wrong_one_is_a_
 def test_an_input_the_compiled_run_left_different_is_a_mismatch() -> None:
     graph = _traced(lambda x: x.add_(1), torch.zeros(3)).graph
     x = torch.zeros(3)
-    values = _compare(graph, [x + 1], [x + 1], [x + 1], [x + 2])
+    values = _compare(graph, [x + 1], [x + 1], [x + 1], [x + 2], lambda: None)
     assert [value["status"] for value in values] == ["match", "mismatch"] and values[1]["value"].startswith("input 0")
 
 
@@ -90,20 +90,35 @@ class _Config:
         self.kwargs = kwargs
 
 
+def _launch(kernel: str, written: list[str], session: Session, results: list[Any]) -> Launch:
+    """A launch as _launch_every_config records it: config 0's result first, each config's comparisons."""
+    launch = Launch(kernel, written)
+    first = results[0]
+    for number, result in enumerate(results):
+        launch.checks.append(_checks(session, _Config(XBLOCK=2**number), result, first if number else None, written))
+    return launch
+
+
 def test_each_config_is_judged_against_eager_where_a_value_stands_for_its_buffer_else_against_config_0() -> None:
     right = torch.ones(4)
     session = Session(references=lambda name, value: right if name == "buf0" else None)
-    assert _judge(session, _Config(XBLOCK=4), [right.clone()], [right], ["buf0"]).summary() == {
-        "config": "XBLOCK=4",
-        "status": "match",
-        "against": "eager",
-    }
-    wrong = _judge(session, _Config(XBLOCK=2), [right * 2], [right], ["buf0"])
+    launches = [
+        _launch("k_right", ["buf0"], session, [[right.clone()], [right.clone()]]),
+        _launch("k_wrong", ["buf0"], session, [[right * 2], [right * 2]]),
+    ]
+    judge(launches)  # buf0 is written twice: only its last write is held to eager
+    assert [run.summary() for run in launches[0].configs] == [
+        {"config": "XBLOCK=1", "status": "match", "against": "nothing"},
+        {"config": "XBLOCK=2", "status": "match", "against": "config 0"},
+    ]
+    wrong = launches[1].configs[0]
     assert (wrong.status, wrong.against, wrong.buffer) == ("mismatch", "eager", "buf0")
-    partial = _judge(session, _Config(XBLOCK=2), [right * 3], [right], ["buf7"])  # no eager value for buf7
-    assert (partial.status, partial.against) == ("mismatch", "config 0")
-    failed = _judge(session, _Config(XBLOCK=2), "InterpreterError: boom", [right], ["buf0"])
-    assert failed.status == "error" and failed.detail == {"type": "InterpreterError", "message": "boom"}
+
+    partial = [_launch("k", ["buf7"], session, [[right], [right * 3], "InterpreterError: boom"])]  # no eager value
+    judge(partial)
+    statuses = [(run.status, run.against) for run in partial[0].configs]
+    assert statuses == [("match", "nothing"), ("mismatch", "config 0"), ("error", "")]
+    assert partial[0].configs[2].detail == {"type": "InterpreterError", "message": "boom"}
 
 
 def test_a_mismatch_is_pinned_on_the_first_launch_that_disagrees_with_eager_not_on_those_after_it() -> None:
