@@ -120,6 +120,27 @@ def _any_block_shape(original: Any) -> Any:
     return validate_block_shape
 
 
+def _dense_atomics(original: Any) -> Any:
+    # create_broadcast makes a NumPy broadcast view (strides of 0: np.broadcast_to), and create_atomic_rmw hands
+    # ptr, val and mask to the C++ atomic_rmw as they are (runtime/interpreter.py), which in Triton 3.3 to 3.8 then
+    # reads a broadcast mask wrongly: GPT-2's embedding backward, an atomic_add of [1, R0_BLOCK] values under a
+    # [1, 1] row mask, added only column 0 (3.9 adds them all). Each operand is made dense first, same values.
+    @wraps_original(original)
+    def create_atomic_rmw(self: Any, rmwOp: Any, ptr: Any, val: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
+        return original(self, rmwOp, _dense(ptr), _dense(val), _dense(mask), *args, **kwargs)
+
+    return create_atomic_rmw
+
+
+def _dense(handle: Any) -> Any:
+    import numpy as np
+
+    data = getattr(handle, "data", None)
+    if not isinstance(data, np.ndarray) or data.flags.c_contiguous:
+        return handle
+    return type(handle)(np.ascontiguousarray(data), handle.dtype)
+
+
 INTERPRETER_RECORD = Patch(
     id="execute-interpreter-gaps",
     layer="capture",
@@ -134,6 +155,7 @@ INTERPRETER_RECORD = Patch(
         Change("torch._inductor.runtime.triton_helpers:set_driver_to_gpu", _no_driver_needed, optional=True),
         Change("triton.language.semantic:arange", _any_range, optional=True),
         Change("triton.language.core:validate_block_shape", _any_block_shape, optional=True),
+        Change("triton.runtime.interpreter:InterpreterBuilder.create_atomic_rmw", _dense_atomics),
         Change("triton.language.semantic:TritonSemantic.arange", _any_range, optional=True),
     ),
 )

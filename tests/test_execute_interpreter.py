@@ -1,0 +1,74 @@
+"""Triton's interpreter as `codegen --execute` runs it: an atomic add under a broadcast mask (what Inductor emits for
+an embedding backward fused into a persistent reduction) adds every column, with the record; without it, one."""
+
+# A fresh interpreter, since Triton decides at decoration time whether a function is interpreted. The kernel has
+# the shape of GPT-2's fused embedding backward (found there), at its config XBLOCK=1: values [1, R0_BLOCK] added
+# at rows named by an index, under the row mask xmask of shape [XBLOCK, 1], which Triton's semantic broadcasts.
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.subprocess
+
+SCRIPT = r"""
+import json, os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton
+import triton.language as tl
+from npu_inductor_compat.patching import Journal
+from npu_inductor_compat.tools.simulated.execute_interpreter import INTERPRETER_RECORD
+
+@triton.jit
+def scatter_rows(out_ptr, index_ptr, value_ptr, xnumel, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0 = tl.arange(0, R0_BLOCK)[None, :]
+    rows = tl.load(index_ptr + xindex, xmask)
+    values = tl.load(value_ptr + (r0 + R0_BLOCK * xindex), xmask)
+    tl.atomic_add(out_ptr + tl.broadcast_to(r0 + R0_BLOCK * rows, [XBLOCK, R0_BLOCK]), values, xmask, sem="relaxed")
+
+journal = Journal()
+if sys.argv[1] == "with":
+    journal.apply([INTERPRETER_RECORD])
+index = torch.tensor([3, 1, 3, 0, 2])
+values = torch.arange(5 * 8, dtype=torch.float32).reshape(5, 8)
+out = torch.zeros(4, 8)
+scatter_rows[(5,)](out, index, values, 5, XBLOCK=1, R0_BLOCK=8)
+expected = torch.zeros(4, 8).index_put_((index,), values, accumulate=True)
+print(json.dumps({"right": torch.equal(out, expected), "columns": int((out != 0).any(0).sum())}))
+journal.undo()
+"""
+
+
+def _run(mode: str) -> dict[str, object]:
+    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=300, check=False, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_with_the_record_an_atomic_add_under_a_broadcast_mask_adds_every_column() -> None:
+    assert _run("with") == {"right": True, "columns": 8}
+
+
+@pytest.mark.upstream_limit
+def test_without_it_the_interpreter_adds_only_the_first_column() -> None:
+    """Triton's interpreter (3.3 to 3.8) passes the broadcast mask to its C++ atomic_rmw as a strided view; 3.9's
+    adds every column, so there the record changes nothing."""
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    if Version(version("triton")) >= Version("3.9"):
+        assert _run("without") == {"right": True, "columns": 8}
+    else:
+        assert _run("without") == {"right": False, "columns": 1}
