@@ -252,6 +252,10 @@ def test_a_script_that_fails_at_import_says_so_last_not_that_nothing_was_compile
         (["{script}", "--no-cache"], "--no-cache concerns the kernel check: add --check-kernels"),
         (["{script}", "--check-kernels", "-j", "0"], "argument -j/--jobs: '0' must be 1 or more"),
         (["{script}", "--check-kernels", "--max-configs", "two"], "'two' is not a whole number"),
+        (
+            ["{script}", "--max-configs", "2"],
+            "--max-configs concerns the kernel check and --execute: add --check-kernels or --execute",
+        ),
     ],
 )
 def test_usage_errors_exit_2_with_a_clear_message(

@@ -87,3 +87,14 @@ def test_libdevice_math_runs_as_torch_functions_and_matches(tmp_path: Path) -> N
     (graph,) = run.summary["graphs"]
     assert graph["execution"]["status"] == "match", graph["execution"]
     assert graph["execution"]["launches"] >= 1
+
+
+def test_max_configs_runs_each_kernels_first_configs_and_counts_the_rest(tmp_path: Path) -> None:
+    run = execute(ROOT / "examples" / "pointwise_reduction.py", tmp_path / "out", "--max-configs", "1")
+    assert run.code == 0, run.stderr[-3000:]
+    done = run.summary["execution"]
+    kernels = [kernel for graph in run.summary["graphs"] for kernel in graph["execution"]["kernels"].values()]
+    assert done["configs"] == done["launches"] == len(kernels) == 2 and done["graphs"]["match"] == 2
+    skipped = done["configs_not_run"]
+    assert skipped == sum(graph["execution"]["configs_not_run"] for graph in run.summary["graphs"])
+    assert (f"{skipped} config(s) not run (--max-configs)" in run.stderr) == (skipped > 0)

@@ -90,6 +90,7 @@ class Capture:
     before_passes: dict[int, Any] = field(default_factory=dict)
     # codegen --execute: each graph's compiled module also runs (execute.py); called with the record when it has
     execute: bool = False
+    max_configs: int | None = None  # --max-configs: each kernel's first configs only
     on_execution: Callable[[GraphRecord], None] | None = None
     on_launch: Callable[[Any], None] | None = None  # each kernel launch executed (progress)
 
@@ -276,7 +277,9 @@ def _executing(capture: Capture, record: GraphRecord, graph: Any, eager: Any) ->
             capture.on_execution(record)
 
     origins = execute.origins_of(graph)
-    plan = execute.Plan(record.wrapper_source or "", eager, graph.module, origins, capture.on_launch)
+    plan = execute.Plan(
+        record.wrapper_source or "", eager, graph.module, origins, capture.on_launch, capture.max_configs
+    )
     return execute.ExecutingModule(plan, done)
 
 
@@ -445,12 +448,13 @@ def capturing(
     on_graph: Callable[[GraphRecord], None] | None = None,
     settings: Settings | None = None,
     execute: bool = False,
+    max_configs: int | None = None,
 ) -> Iterator[Capture]:
     """Inside: every Inductor graph is captured (codegen only) and runs eagerly, with ``settings`` ({config module:
     {name: value}}) and Inductor's caches off (settings.CACHES_OFF) in every thread; with ``execute``, the first
     call of each also runs its compiled module (execute.py). Undone on exit."""
     merged = with_caches_off(settings)
-    capture = Capture(on_graph=on_graph, execute=execute)
+    capture = Capture(on_graph=on_graph, execute=execute, max_configs=max_configs)
     journal = Journal()
     records = [*capture_records(capture), in_every_thread(merged)]
     if execute:

@@ -130,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_count,
         default=None,
         metavar="N",
-        help="with --check-kernels: only each kernel's first N configs, in the order its heuristics list them "
-        "(default: every config); the summary counts the configs not checked",
+        help="with --check-kernels or --execute: only each kernel's first N configs, in the order its heuristics "
+        "list them (default: every config); the summary counts the configs not checked or not run",
     )
     parser.add_argument(
         "--no-cache",
@@ -287,11 +287,12 @@ def _kernel_metadata(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         ("--stage-limit", args.stage_limit),
         ("--check-budget", args.check_budget),
         ("--jobs", args.jobs),
-        ("--max-configs", args.max_configs),
         ("--no-cache", args.no_cache or None),
     ):
         if given is not None and not args.check_kernels:
             parser.error(f"{flag} concerns the kernel check: add --check-kernels")
+    if args.max_configs is not None and not (args.check_kernels or args.execute):
+        parser.error("--max-configs concerns the kernel check and --execute: add --check-kernels or --execute")
     return metadata
 
 

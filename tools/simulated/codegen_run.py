@@ -152,7 +152,10 @@ def _script_environment(inv: Invocation, standin_context: Any, progress: Progres
         warnings.catch_warnings(),
         standin_context as standin,
         capturing(
-            progress.graph, codegen_settings(inv.args.cpp_wrapper, inv.args.dynamic), execute=inv.args.execute
+            progress.graph,
+            codegen_settings(inv.args.cpp_wrapper, inv.args.dynamic),
+            execute=inv.args.execute,
+            max_configs=inv.args.max_configs,
         ) as capture,
         cuda_notes_dropped(),
         simulated_metadata(inv.metadata),

@@ -49,6 +49,7 @@ class Execution:
             "seconds": round(self.seconds, 2),
             "launches": len(self.launches),
             "configs": sum(len(launch.configs) for launch in self.launches),
+            "configs_not_run": sum(launch.skipped for launch in self.launches),  # --max-configs
             "kernels": self.kernels(),
             "values": self.values,
         }
@@ -73,6 +74,7 @@ class Plan:
     lowered: Any  # the FX module Inductor lowered (after its post-grad passes): its nodes name the buffers
     origins: dict[str, str]  # buffer name -> the FX node (of ``lowered``) whose value it holds
     on_launch: Callable[[Launch], None] | None = None
+    max_configs: int | None = None  # --max-configs
 
 
 def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]) -> tuple[Any, Execution]:
@@ -91,7 +93,9 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
     started = time.perf_counter()
     references = References(plan.lowered, plan.origins, reference_inputs)
     localised = references.reason
-    session = Session(references=references.eager, fp64=references.fp64, on_launch=plan.on_launch)
+    session = Session(
+        references=references.eager, fp64=references.fp64, on_launch=plan.on_launch, max_configs=plan.max_configs
+    )
     try:
         with torch.no_grad(), interpreting(session):
             module = _load(plan.source)

@@ -46,6 +46,7 @@ class Launch:
     written: list[str]
     configs: list[ConfigRun] = field(default_factory=list)  # judged once the graph has run (judge)
     checks: list[Checks] = field(default_factory=list)  # each config's comparisons, until judged
+    skipped: int = 0  # configs not run (--max-configs)
     seconds: float = 0.0
 
     @property
@@ -65,6 +66,7 @@ class Session:
     references: Callable[[str, Any], Any]
     fp64: Callable[[str, Any], Any] | None = None  # the same, in fp64 (Inductor's accuracy check), or None
     launches: list[Launch] = field(default_factory=list)
+    max_configs: int | None = None  # --max-configs: each kernel's first configs only
     on_launch: Callable[[Launch], None] | None = None
 
 
@@ -111,6 +113,9 @@ def _launch_every_config(session: Session, autotuner: Any, args: tuple[Any, ...]
     interpreted_globals(getattr(autotuner.fn, "fn", None))
     before = [copied(args[index]) for index in written]
     configs = list(autotuner.configs)
+    if session.max_configs is not None and len(configs) > session.max_configs:
+        launch.skipped = len(configs) - session.max_configs
+        configs = configs[: session.max_configs]
     first: list[Any] | str = ""
     for number in range(len(configs)):  # config 0 first: the others are compared with it as they run
         for index, saved in zip(written, before, strict=True):

@@ -34,6 +34,7 @@ def totals(graphs: list[dict[str, Any]]) -> dict[str, Any]:
         "graphs": counts,
         "launches": sum(execution.get("launches", 0) for execution in executions),
         "configs": sum(execution.get("configs", 0) for execution in executions),
+        "configs_not_run": sum(execution.get("configs_not_run", 0) for execution in executions),
         "seconds": round(sum(execution.get("seconds", 0.0) for execution in executions), 2),
         "scope": SCOPE,
     }
@@ -94,9 +95,10 @@ def say(summary: dict[str, Any], quiet: bool) -> bool:
     failed = bool(counts["mismatch"] or counts["error"])
     if failed or not quiet:
         verdicts = ", ".join(f"{count} {status}" for status, count in counts.items() if count)
+        skipped = f", {done['configs_not_run']} config(s) not run (--max-configs)" if done["configs_not_run"] else ""
         print(
-            f"execute: {verdicts or 'no graph'} ({done['launches']} kernel launches, {done['configs']} config runs, "
-            f"{done['seconds']:.1f} s; {SCOPE})",
+            f"execute: {verdicts or 'no graph'} ({done['launches']} kernel launches, {done['configs']} config runs"
+            f"{skipped}, {done['seconds']:.1f} s; {SCOPE})",
             file=sys.stderr,
         )
     for line in lines:
