@@ -278,7 +278,15 @@ def _executing(capture: Capture, record: GraphRecord, graph: Any, eager: Any) ->
 
     origins = execute.origins_of(graph)
     plan = execute.Plan(
-        record.wrapper_source or "", eager, graph.module, origins, capture.on_launch, capture.max_configs
+        record.wrapper_source or "",
+        eager,
+        graph.module,
+        origins,
+        capture.on_launch,
+        capture.max_configs,
+        backward=record.kind == "backward",
+        kind=record.kind,
+        layouts=execute.input_layouts(graph),
     )
     return execute.ExecutingModule(plan, done)
 

@@ -25,6 +25,7 @@
 #include <ATen/autocast_mode.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/native/ConvUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
@@ -247,17 +248,73 @@ at::Tensor to_device_of(const at::Tensor& result, const at::Tensor& like) {
   return copy_from(result, out, false);
 }
 
+// A tensor's twin on the meta device: its sizes and strides, no data.
+at::Tensor meta_twin(const at::Tensor& t) {
+  return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
+}
+
+// The memory format torch's fake convolution gives its outputs (torch/_subclasses/fake_impls.py conv: the backend
+// _select_conv_backend picks for these tensors, then _conv_determine_backend_memory_format; a 1-d convolution is
+// asked as 2-d): what Inductor plans with and a generated wrapper asserts (assert_size_stride) after an extern
+// convolution. The CPU kernel may choose another format for the same tensors.
+at::MemoryFormat fake_format(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                             at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                             bool transposed, at::IntArrayRef output_padding, int64_t groups,
+                             at::OptionalIntArrayRef bias_sizes) {
+  std::optional<c10::SymIntArrayRef> sym_bias_sizes;
+  if (bias_sizes.has_value()) {
+    sym_bias_sizes = c10::fromIntArrayRefSlow(*bias_sizes);
+  }
+  const at::native::ConvBackend backend = at::native::select_conv_backend(
+      input, weight, bias, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
+      c10::fromIntArrayRefSlow(dilation), transposed, c10::fromIntArrayRefSlow(output_padding), c10::SymInt(groups),
+      sym_bias_sizes);
+  if (weight.dim() == 3) {
+    return at::native::_determine_backend_memory_format(input.contiguous().unsqueeze(2), weight.unsqueeze(2),
+                                                        backend);
+  }
+  return at::native::_determine_backend_memory_format(input, weight, backend);
+}
+
+// A meta result converted to `format` as the fake convolution converts it (a 3-d tensor through a 4-d view).
+at::Tensor in_format(const at::Tensor& meta, at::MemoryFormat format) {
+  if (!meta.defined()) {
+    return meta;
+  }
+  if (meta.dim() == 3 && format == at::MemoryFormat::ChannelsLast) {
+    return meta.unsqueeze(2).contiguous(format).squeeze(2);
+  }
+  return meta.contiguous(format);
+}
+
+// `result` (computed on the host) on the device of `like`, laid out as `layout` (a meta tensor of its sizes).
+at::Tensor to_device_as(const at::Tensor& result, const at::Tensor& layout, const at::Tensor& like) {
+  if (!result.defined()) {
+    return result;
+  }
+  at::Tensor out = empty_strided(layout.sizes(), layout.strides(), result.scalar_type(), std::nullopt,
+                                 like.device(), std::nullopt);
+  host_alias(out).copy_(result);
+  return out;
+}
+
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias, at::IntArrayRef stride,
                                     at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                                     at::IntArrayRef output_padding, int64_t groups) {
   std::optional<at::Tensor> host_bias;
+  std::optional<at::Tensor> meta_bias;
   if (bias.has_value() && bias->defined()) {
     host_bias = host_alias(*bias);
+    meta_bias = meta_twin(*bias);
   }
   const at::Tensor result = at::convolution(host_alias(input), host_alias(weight), host_bias, stride, padding,
                                             dilation, transposed, output_padding, groups);
-  return to_device_of(result, input);
+  const at::Tensor meta = at::convolution(meta_twin(input), meta_twin(weight), meta_bias, stride, padding, dilation,
+                                          transposed, output_padding, groups);
+  const at::MemoryFormat format =
+      fake_format(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, std::nullopt);
+  return to_device_as(result, in_format(meta, format), input);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
@@ -271,7 +328,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
       at::convolution_backward(host_alias(grad_output), host_alias(input), host_alias(weight),
                                at::OptionalIntArrayRef(bias_sizes), stride, padding, dilation, transposed,
                                output_padding, groups, output_mask);
-  return {to_device_of(grad_input, input), to_device_of(grad_weight, input), to_device_of(grad_bias, input)};
+  auto [input_layout, weight_layout, bias_layout] =
+      at::convolution_backward(meta_twin(grad_output), meta_twin(input), meta_twin(weight),
+                               at::OptionalIntArrayRef(bias_sizes), stride, padding, dilation, transposed,
+                               output_padding, groups, output_mask);
+  const at::MemoryFormat format = fake_format(input, weight, std::nullopt, stride, padding, dilation, transposed,
+                                              output_padding, groups, at::OptionalIntArrayRef(bias_sizes));
+  return {to_device_as(grad_input, in_format(input_layout, format), input),
+          to_device_as(grad_weight, in_format(weight_layout, format), input),
+          to_device_as(grad_bias, bias_layout, input)};
 }
 
 // ------------------------------------------------------------------------------------------------ device guard

@@ -75,6 +75,9 @@ class Plan:
     origins: dict[str, str]  # buffer name -> the FX node (of ``lowered``) whose value it holds
     on_launch: Callable[[Launch], None] | None = None
     max_configs: int | None = None  # --max-configs
+    backward: bool = False  # a backward graph: its inputs are saved tensors, which Inductor may reuse
+    kind: str = "inference"  # "forward" outputs include saved tensors, laid out as Inductor chose
+    layouts: list[Any] = field(default_factory=list)  # input_layouts()
 
 
 def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]) -> tuple[Any, Execution]:
@@ -86,9 +89,13 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
     unready = not_ready()
     if unready is not None:
         return run_eager(inputs), not_run(unready)
-    compiled_inputs = [copied(value) for value in inputs]
-    reference_inputs = [copied(value) for value in inputs]
-    fp64_inputs = [copied(value) for value in inputs]
+    try:  # whatever goes wrong here, the script's own (eager) run goes on
+        compiled_inputs = [copied(value) for value in inputs]
+        reference_inputs = [copied(value) for value in inputs]
+        fp64_inputs = [copied(value) for value in inputs]
+        before = [copied(value) for value in inputs]
+    except Exception as err:
+        return run_eager(inputs), not_run(f"the inputs could not be copied ({type(err).__name__}: {err})")
     outputs = run_eager(inputs)
     started = time.perf_counter()
     references = References(plan.lowered, plan.origins, reference_inputs)
@@ -99,6 +106,7 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
     try:
         with torch.no_grad(), interpreting(session):
             module = _load(plan.source)
+            compiled_inputs = laid_out(compiled_inputs, plan.layouts)
             compiled = module.call(list(compiled_inputs))
     except Exception as err:
         judge(session.launches)
@@ -113,7 +121,9 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
     judge(session.launches)
     execution = Execution("match", launches=session.launches)
     fp64 = fp64_outputs(plan.eager, fp64_inputs)
-    execution.values = _compare(plan.eager.graph, outputs, compiled, inputs, compiled_inputs, fp64)
+    strides = plan.kind != "forward"  # a training forward's saved tensors may be laid out as Inductor chose
+    execution.values = _compare(plan.eager.graph, outputs, compiled, inputs, compiled_inputs, fp64, strides)
+    execution.values = _inputs_reused(execution.values, before, inputs, plan.backward)
     stopped = next((launch for launch in session.launches if launch.configs[0].status == "not run"), None)
     if stopped is not None:  # what came after it was computed from a buffer the kernel never wrote
         reason = (stopped.configs[0].detail or {}).get("reason")
@@ -146,6 +156,7 @@ def _compare(
     inputs: list[Any],
     compiled_inputs: list[Any],
     fp64: Callable[[], tuple[list[Any], list[Any]] | None],
+    strides: bool = True,
 ) -> list[dict[str, Any]]:
     """Every output and every input, the compiled run's against the eager run's; values RNG made not compared; a
     value outside torch.testing's tolerance that passes Inductor's fp64 accuracy check matches, saying so."""
@@ -167,7 +178,7 @@ def _compare(
         if name in random:
             done.append({**entry, "status": "random"})
             continue
-        found = difference(want, got)
+        found = difference(want, got, strides=strides)
         done.append(_judged(entry, want, got, found, lambda index=index: _fp64_value(fp64, 0, index)))
     placeholders = [node for node in graph.nodes if node.op == "placeholder"]
     randomly_mutated = _randomly_mutated(graph, random)
@@ -183,6 +194,24 @@ def _compare(
             done.append({**entry, "status": "random"})
         else:
             done.append(_judged(entry, want, got, found, lambda index=index: _fp64_value(fp64, 1, index)))
+    return done
+
+
+def _inputs_reused(values: list[dict[str, Any]], before: list[Any], after: list[Any], backward: bool) -> list:
+    """An input only the compiled run changed: a backward's saved tensor whose buffer Inductor reused once it was
+    read (donated: torch._functorch.config.donated_buffer) is "reused", not compared; anywhere else the compiled code
+    wrote into a tensor the caller still holds, which is a mismatch, said so."""
+    done = []
+    for value in values:
+        if value["value"].startswith("input ") and value["status"] == "mismatch":
+            index = int(value["value"].split()[1])
+            eager_changed = difference(before[index], after[index], strides=False) is not None
+            if not eager_changed:
+                if backward:
+                    value = {"value": value["value"], "status": "reused"}
+                else:
+                    value = {**value, "problem": "the compiled run changed it, eager leaves it as it was"}
+        done.append(value)
     return done
 
 
@@ -235,6 +264,38 @@ def _localise(execution: Execution, unavailable: str | None) -> None:
         "no kernel's written buffers disagree with an eager value: the difference comes from outside the Triton "
         "kernels (an extern kernel, a fallback, the wrapper), or from a buffer no FX node's value stands for"
     )
+
+
+def input_layouts(graph: Any) -> list[tuple[tuple[int, ...], tuple[int, ...]] | None]:
+    """Per graph input (placeholder order), the sizes and strides Inductor compiled the graph for, where they are
+    numbers (GraphLowering.graph_inputs); None for a symbolic one or a non-tensor."""
+    layouts: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = []
+    for name in getattr(graph, "graph_input_names", ()):
+        value = graph.graph_inputs.get(name)
+        try:
+            size = tuple(int(dim) for dim in value.get_size())
+            stride = tuple(int(dim) for dim in value.get_stride())
+        except (AttributeError, TypeError, NotImplementedError):
+            layouts.append(None)
+            continue
+        layouts.append((size, stride))
+    return layouts
+
+
+def laid_out(values: list[Any], layouts: list[Any]) -> list[Any]:
+    """The inputs in the layouts the graph was compiled for: a backward compiled against its compiled forward's
+    saved tensors (channels-last, say) gets them so, where the script's eager forward saved them contiguous."""
+    import torch
+
+    done = []
+    for index, value in enumerate(values):
+        layout = layouts[index] if index < len(layouts) else None
+        if isinstance(value, torch.Tensor) and layout is not None and tuple(value.shape) == layout[0]:
+            if tuple(value.stride()) != layout[1] and torch._debug_has_internal_overlap(value) == 0:
+                copy = torch.empty_strided(layout[0], layout[1], dtype=value.dtype, device=value.device)
+                value = copy.copy_(value)
+        done.append(value)
+    return done
 
 
 def origins_of(graph: Any) -> dict[str, str]:

@@ -12,10 +12,16 @@ def copied(value: Any) -> Any:
 
     if not isinstance(value, torch.Tensor):
         return value
-    copy = torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=value.device)
     with torch.no_grad():
-        copy.copy_(value.detach())
-    return copy
+        if torch._debug_has_internal_overlap(value) == 0:  # no element shared: a tensor of its own strides
+            copy = torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=value.device)
+            return copy.copy_(value.detach())
+        # elements share memory (an expanded input, stride 0): its whole storage is copied and viewed the same way
+        storage = value.untyped_storage()
+        fresh = torch.empty(storage.nbytes(), dtype=torch.uint8, device=value.device)
+        fresh.copy_(torch.empty(0, dtype=torch.uint8, device=value.device).set_(storage))
+        view = torch.empty(0, dtype=value.dtype, device=value.device)
+        return view.set_(fresh.untyped_storage(), value.storage_offset(), value.size(), value.stride())
 
 
 def difference(expected: Any, actual: Any, *, strides: bool = True) -> dict[str, Any] | None:
