@@ -131,6 +131,8 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
         execution.values = []  # not compared: computed from what the kernel never wrote
         execution.seconds = time.perf_counter() - started
         return outputs, execution
+    if not any(value["status"] == "mismatch" for value in execution.values):
+        _buffers_only(session.launches)
     if any(value["status"] == "mismatch" for value in execution.values) or any(
         launch.status == "mismatch" for launch in session.launches
     ):
@@ -195,6 +197,15 @@ def _compare(
         else:
             done.append(_judged(entry, want, got, found, lambda index=index: _fp64_value(fp64, 1, index)))
     return done
+
+
+def _buffers_only(launches: list[Launch]) -> None:
+    """Every output and input matches: a buffer that differs from its FX node's eager value (a node that stands for
+    it only in part) localises nothing and fails nothing; configs must still agree with config 0."""
+    for launch in launches:
+        for run in launch.configs:
+            if run.status == "mismatch" and run.against == "eager":
+                run.status, run.against = "match", "the graph's values (its buffer differs from its FX node's)"
 
 
 def _inputs_reused(values: list[dict[str, Any]], before: list[Any], after: list[Any], backward: bool) -> list:
