@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from npu_inductor_compat.tools.simulated.execute_launch import Launch, Session, interpreting, judge
-from npu_inductor_compat.tools.simulated.execute_reference import ACCURACY_RULE, References, accurate, fp64_outputs
+from npu_inductor_compat.tools.simulated.execute_reference import References, accurate, fp64_outputs, rule, tolerance
 from npu_inductor_compat.tools.simulated.execute_values import copied, difference, output_nodes, random_nodes
 
 STATUSES = ("match", "mismatch", "error", "not run")
@@ -101,7 +101,11 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
     references = References(plan.lowered, plan.origins, reference_inputs)
     localised = references.reason
     session = Session(
-        references=references.eager, fp64=references.fp64, on_launch=plan.on_launch, max_configs=plan.max_configs
+        references=references.eager,
+        fp64=references.fp64,
+        on_launch=plan.on_launch,
+        max_configs=plan.max_configs,
+        tolerance=tolerance(plan.kind),
     )
     try:
         with torch.no_grad(), interpreting(session):
@@ -122,7 +126,9 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
     execution = Execution("match", launches=session.launches)
     fp64 = fp64_outputs(plan.eager, fp64_inputs)
     strides = plan.kind != "forward"  # a training forward's saved tensors may be laid out as Inductor chose
-    execution.values = _compare(plan.eager.graph, outputs, compiled, inputs, compiled_inputs, fp64, strides)
+    execution.values = _compare(
+        plan.eager.graph, outputs, compiled, inputs, compiled_inputs, fp64, strides, tolerance(plan.kind)
+    )
     execution.values = _inputs_reused(execution.values, before, inputs, plan.backward)
     stopped = next((launch for launch in session.launches if launch.configs[0].status == "not run"), None)
     if stopped is not None:  # what came after it was computed from a buffer the kernel never wrote
@@ -159,6 +165,7 @@ def _compare(
     compiled_inputs: list[Any],
     fp64: Callable[[], tuple[list[Any], list[Any]] | None],
     strides: bool = True,
+    tol: float = 1e-3,
 ) -> list[dict[str, Any]]:
     """Every output and every input, the compiled run's against the eager run's; values RNG made not compared; a
     value outside torch.testing's tolerance that passes Inductor's fp64 accuracy check matches, saying so."""
@@ -181,7 +188,7 @@ def _compare(
             done.append({**entry, "status": "random"})
             continue
         found = difference(want, got, strides=strides)
-        done.append(_judged(entry, want, got, found, lambda index=index: _fp64_value(fp64, 0, index)))
+        done.append(_judged(entry, want, got, found, lambda index=index: _fp64_value(fp64, 0, index), tol))
     placeholders = [node for node in graph.nodes if node.op == "placeholder"]
     randomly_mutated = _randomly_mutated(graph, random)
     for index, (want, got) in enumerate(zip(inputs, compiled_inputs, strict=True)):
@@ -195,7 +202,7 @@ def _compare(
         if name in randomly_mutated:
             done.append({**entry, "status": "random"})
         else:
-            done.append(_judged(entry, want, got, found, lambda index=index: _fp64_value(fp64, 1, index)))
+            done.append(_judged(entry, want, got, found, lambda index=index: _fp64_value(fp64, 1, index), tol))
     return done
 
 
@@ -231,7 +238,9 @@ def _fp64_value(fp64: Callable[[], tuple[list[Any], list[Any]] | None], part: in
     return None if found is None or index >= len(found[part]) else found[part][index]
 
 
-def _judged(entry: dict[str, Any], want: Any, got: Any, found: dict[str, Any] | None, fp64: Callable[[], Any]) -> dict:
+def _judged(
+    entry: dict[str, Any], want: Any, got: Any, found: dict[str, Any] | None, fp64: Callable[[], Any], tol: float
+) -> dict[str, Any]:
     """A value's entry: a match, or a mismatch; one outside torch.testing's tolerance with only its values
     differing is asked of Inductor's accuracy check too."""
     import torch
@@ -240,8 +249,8 @@ def _judged(entry: dict[str, Any], want: Any, got: Any, found: dict[str, Any] | 
         return {**entry, "status": "match"}
     if "max_abs" in found and isinstance(want, torch.Tensor) and want.is_floating_point():
         reference = fp64()
-        if reference is not None and accurate(want, got, reference):
-            return {**entry, "status": "match", "rule": ACCURACY_RULE, "tolerance": found["problem"]}
+        if reference is not None and accurate(want, got, reference, tol):
+            return {**entry, "status": "match", "rule": rule(tol), "tolerance": found["problem"]}
     return {**entry, "status": "mismatch", **found}
 
 

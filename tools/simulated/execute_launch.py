@@ -67,6 +67,7 @@ class Session:
     fp64: Callable[[str, Any], Any] | None = None  # the same, in fp64 (Inductor's accuracy check), or None
     launches: list[Launch] = field(default_factory=list)
     max_configs: int | None = None  # --max-configs: each kernel's first configs only
+    tolerance: float = 1e-3  # Inductor's accuracy check's (execute_reference.tolerance)
     on_launch: Callable[[Launch], None] | None = None
 
 
@@ -271,7 +272,7 @@ def _accurate(session: Session, name: str, expected: Any, value: Any, found: dic
     if "max_abs" not in found or session.fp64 is None or not value.is_floating_point():
         return False
     reference = session.fp64(name, value)
-    return reference is not None and accurate(expected, value, reference)
+    return reference is not None and accurate(expected, value, reference, session.tolerance)
 
 
 def _every_config(original: Any) -> Any:
