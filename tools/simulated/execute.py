@@ -3,6 +3,7 @@ beside its eager run, on copies of the same inputs; outputs and mutated inputs c
 
 from __future__ import annotations
 
+import functools
 import time
 import traceback
 from collections.abc import Callable
@@ -188,7 +189,7 @@ def _compare(
             done.append({**entry, "status": "random"})
             continue
         found = difference(want, got, strides=strides)
-        done.append(_judged(entry, want, got, found, lambda index=index: _fp64_value(fp64, 0, index), tol))
+        done.append(_judged(entry, want, got, found, functools.partial(_fp64_value, fp64, 0, index), tol))
     placeholders = [node for node in graph.nodes if node.op == "placeholder"]
     randomly_mutated = _randomly_mutated(graph, random)
     for index, (want, got) in enumerate(zip(inputs, compiled_inputs, strict=True)):
@@ -202,7 +203,7 @@ def _compare(
         if name in randomly_mutated:
             done.append({**entry, "status": "random"})
         else:
-            done.append(_judged(entry, want, got, found, lambda index=index: _fp64_value(fp64, 1, index), tol))
+            done.append(_judged(entry, want, got, found, functools.partial(_fp64_value, fp64, 1, index), tol))
     return done
 
 
@@ -215,7 +216,9 @@ def _buffers_only(launches: list[Launch]) -> None:
                 run.status, run.against = "match", "the graph's values (its buffer differs from its FX node's)"
 
 
-def _inputs_reused(values: list[dict[str, Any]], before: list[Any], after: list[Any], backward: bool) -> list:
+def _inputs_reused(
+    values: list[dict[str, Any]], before: list[Any], after: list[Any], backward: bool
+) -> list[dict[str, Any]]:
     """An input only the compiled run changed: a backward's saved tensor whose buffer Inductor reused once it was
     read (donated: torch._functorch.config.donated_buffer) is "reused", not compared; anywhere else the compiled code
     wrote into a tensor the caller still holds, which is a mismatch, said so."""
