@@ -153,9 +153,33 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
 
 
 def _load(source: str) -> Any:
+    """The wrapper module, its allocations poisoned: what a kernel leaves unwritten shows, instead of whatever the
+    memory held (which may equal eager's value, as relu's zeros do)."""
     from torch._inductor.codecache import PyCodeCache
 
-    return PyCodeCache.load(source)
+    module = PyCodeCache.load(source)
+    allocate = getattr(module, "empty_strided", None)
+    if allocate is not None and not getattr(allocate, "poisons", False):
+        module.empty_strided = _poisoned(allocate)
+    return module
+
+
+def _poisoned(allocate: Callable[..., Any]) -> Callable[..., Any]:
+    """``allocate`` filling what it returns as torch does uninitialized memory when asked to
+    (torch.utils.deterministic.fill_uninitialized_memory): NaN for floating point, the largest value for integers."""
+    import torch
+
+    def empty_strided(*args: Any, **kwargs: Any) -> Any:
+        tensor = allocate(*args, **kwargs)
+        with torch.no_grad():
+            if tensor.is_floating_point() or tensor.is_complex():
+                tensor.fill_(float("nan"))
+            elif tensor.dtype != torch.bool:
+                tensor.fill_(torch.iinfo(tensor.dtype).max)
+        return tensor
+
+    empty_strided.poisons = True  # type: ignore[attr-defined]
+    return empty_strided
 
 
 def _compare(
