@@ -284,7 +284,6 @@ def _executing(capture: Capture, record: GraphRecord, graph: Any, eager: Any) ->
         origins,
         capture.on_launch,
         capture.max_configs,
-        backward=record.kind == "backward",
         kind=record.kind,
         layouts=execute.input_layouts(graph),
     )

@@ -106,7 +106,7 @@ def _graph_status(graph: dict[str, Any]) -> str:
             status += f", {rejected} of {len(configs)} KERNEL CONFIGS REJECTED by triton-ascend"
         else:
             status += f", {len(configs)} kernel configs lowered"
-    if "execution" in graph or graph.get("executed"):
+    if "execution" in graph:
         from npu_inductor_compat.tools.simulated.execute_report import column
 
         status += ", " + column(graph)

@@ -76,8 +76,9 @@ class Plan:
     origins: dict[str, str]  # buffer name -> the FX node (of ``lowered``) whose value it holds
     on_launch: Callable[[Launch], None] | None = None
     max_configs: int | None = None  # --max-configs
-    backward: bool = False  # a backward graph: its inputs are saved tensors, which Inductor may reuse
-    kind: str = "inference"  # "forward" outputs include saved tensors, laid out as Inductor chose
+    # "forward" (a training forward: its outputs include saved tensors, laid out as Inductor chose), "backward" (its
+    # inputs are saved tensors, which Inductor may reuse) or "inference"
+    kind: str = "inference"
     layouts: list[Any] = field(default_factory=list)  # input_layouts()
 
 
@@ -92,14 +93,12 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
         return run_eager(inputs), not_run(unready)
     try:  # whatever goes wrong here, the script's own (eager) run goes on
         compiled_inputs = [copied(value) for value in inputs]
-        reference_inputs = [copied(value) for value in inputs]
-        fp64_inputs = [copied(value) for value in inputs]
-        before = [copied(value) for value in inputs]
+        before = [copied(value) for value in inputs]  # never written: the references copy what they run on
     except Exception as err:
         return run_eager(inputs), not_run(f"the inputs could not be copied ({type(err).__name__}: {err})")
     outputs = run_eager(inputs)
     started = time.perf_counter()
-    references = References(plan.lowered, plan.origins, reference_inputs)
+    references = References(plan.lowered, plan.origins, before)
     localised = references.reason
     session = Session(
         references=references.eager,
@@ -125,12 +124,12 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
         return outputs, execution
     judge(session.launches)
     execution = Execution("match", launches=session.launches)
-    fp64 = fp64_outputs(plan.eager, fp64_inputs)
+    fp64 = fp64_outputs(plan.eager, before)
     strides = plan.kind != "forward"  # a training forward's saved tensors may be laid out as Inductor chose
     execution.values = _compare(
         plan.eager.graph, outputs, compiled, inputs, compiled_inputs, fp64, strides, tolerance(plan.kind)
     )
-    execution.values = _inputs_reused(execution.values, before, inputs, plan.backward)
+    execution.values = _inputs_reused(execution.values, before, inputs, plan.kind == "backward")
     stopped = next((launch for launch in session.launches if launch.configs[0].status == "not run"), None)
     if stopped is not None:  # what came after it was computed from a buffer the kernel never wrote
         reason = (stopped.configs[0].detail or {}).get("reason")
@@ -138,11 +137,10 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
         execution.values = []  # not compared: computed from what the kernel never wrote
         execution.seconds = time.perf_counter() - started
         return outputs, execution
-    if not any(value["status"] == "mismatch" for value in execution.values):
+    values_differ = any(value["status"] == "mismatch" for value in execution.values)
+    if not values_differ:
         _buffers_only(session.launches)
-    if any(value["status"] == "mismatch" for value in execution.values) or any(
-        launch.status == "mismatch" for launch in session.launches
-    ):
+    if values_differ or any(launch.status == "mismatch" for launch in session.launches):
         execution.status = "mismatch"
     if any(launch.status == "error" for launch in session.launches):
         execution.status = "error"

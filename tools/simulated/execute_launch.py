@@ -8,7 +8,6 @@ what the kernel writes, each config's written buffers checked; the first config'
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -305,16 +304,11 @@ LAUNCH_RECORD = Patch(
 
 @contextmanager
 def interpreting(session: Session) -> Iterator[None]:
-    """Inside, in this thread: Triton kernels Inductor loads are interpreted (TRITON_INTERPRET=1, read when a kernel
-    is decorated and when its autotuner is made), and their launches recorded in ``session``."""
-    previous = os.environ.get("TRITON_INTERPRET")
-    os.environ["TRITON_INTERPRET"] = "1"
+    """Inside, in this thread: the launches of the Triton kernels Inductor loads are recorded in ``session``. They
+    are interpreted: the command set TRITON_INTERPRET=1 before Triton loaded (execute_interpreter.turn_on; execute()
+    runs nothing when it was not, execute_interpreter.not_ready)."""
     _ACTIVE[threading.get_ident()] = session
     try:
         yield
     finally:
         _ACTIVE.pop(threading.get_ident(), None)
-        if previous is None:
-            os.environ.pop("TRITON_INTERPRET", None)
-        else:
-            os.environ["TRITON_INTERPRET"] = previous

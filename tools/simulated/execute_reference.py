@@ -76,14 +76,15 @@ def tolerant(base: Any) -> Any:
 
 class References:
     """The eager values of the FX nodes the kernels' buffers hold (``origins``: buffer -> node of ``lowered``), and
-    their fp64 values, computed the first time one is asked for."""
+    their fp64 values, computed the first time one is asked for; each run on its own copy of ``inputs`` (the graph's
+    inputs as they were before any run), which stay as they are."""
 
     def __init__(self, lowered: Any, origins: dict[str, str], inputs: list[Any]) -> None:
         self._lowered, self._origins, self._inputs = lowered, origins, inputs
         self._wanted = set(origins.values())
         self._random = random_nodes(lowered.graph)
         self.reason: str | None = None  # why there are no eager values
-        self._eager = self._run(lowered, inputs)
+        self._eager = self._run(lowered, [copied(value) for value in inputs])
         self._fp64: dict[str, Any] | None = None
 
     def _run(self, module: Any, inputs: list[Any]) -> dict[str, Any]:
