@@ -113,6 +113,8 @@ MASKED_LOAD_SIZE_SYMBOLS = Patch(
     id="torch-npu-masked-load-size-symbols",
     proven_by=(
         "tests/test_torch_npu_fixes.py::test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it",
+        "tests/test_torch_npu_executed.py::"
+        "test_execute_names_the_load_past_the_shorter_tensor_without_the_masked_load_record",
     ),
     layer="fix",
     why=(

@@ -156,3 +156,47 @@ def test_libdevice_functions_the_interpreter_lacks_run_as_torch_and_an_inexact_o
     assert libdevice.isnan(value).handle.data.dtype == np.bool_
     with pytest.raises(InterpreterLimit, match=r"libdevice\.round is an extern function"):
         libdevice.round(value)  # half away from zero, unlike torch.round: no exact equivalent
+
+
+class _Stream:
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_progress_inside_a_graph_counts_kernels_launches_and_configs_and_is_refreshed_not_flooded(tty: bool) -> None:
+    """On a terminal one line refreshed every 2 s and cleared before the graph's verdict; in a log a line at most
+    every 10 s; nothing under --quiet."""
+    from types import SimpleNamespace
+
+    from npu_inductor_compat.tools.simulated.codegen_report import REFRESH, Progress
+
+    now = [0.0]
+    stream = _Stream(tty)
+    progress = Progress(quiet=False, stream=stream, clock=lambda: now[0])
+    record = SimpleNamespace(index=3, kernels=["k0", "k1", "k2"])
+    for step, kernel in enumerate(["k0", "k1", "k0", "k2"]):
+        now[0] = step * (REFRESH[tty] / 2 + 0.1)
+        launch = Launch(kernel=kernel, written=[])
+        launch.checks = [object()] * 2  # type: ignore[list-item]
+        progress.launched(record, launch)
+    lines = [line.strip() for line in stream.text.replace("\r", "\n").split("\n") if line.strip()]
+    assert lines == [
+        f"graph 3 executing: 2/3 kernels, 3 launches, 6 config runs, {now[0] - REFRESH[tty] / 2 - 0.1:.0f} s; k0"
+    ], stream.text
+    progress.say("graph 3 executed: match")
+    assert stream.text.endswith("graph 3 executed: match\n")
+    assert ("\r" + " " * 160 + "\r" in stream.text) == tty  # the terminal line is cleared first
+
+    quiet = _Stream(tty)
+    Progress(quiet=True, stream=quiet, clock=lambda: 100.0).launched(record, launch)
+    assert quiet.text == ""

@@ -92,7 +92,7 @@ class Capture:
     execute: bool = False
     max_configs: int | None = None  # --max-configs: each kernel's first configs only
     on_execution: Callable[[GraphRecord], None] | None = None
-    on_launch: Callable[[Any], None] | None = None  # each kernel launch executed (progress)
+    on_launch: Callable[[GraphRecord, Any], None] | None = None  # each kernel launch executed (progress)
 
     def failed(self) -> list[GraphRecord]:
         return [graph for graph in self.graphs if graph.error is not None]
@@ -276,13 +276,17 @@ def _executing(capture: Capture, record: GraphRecord, graph: Any, eager: Any) ->
         if capture.on_execution is not None:
             capture.on_execution(record)
 
+    def launched(launch: Any) -> None:
+        if capture.on_launch is not None:
+            capture.on_launch(record, launch)
+
     origins = execute.origins_of(graph)
     plan = execute.Plan(
         record.wrapper_source or "",
         eager,
         graph.module,
         origins,
-        capture.on_launch,
+        launched,
         capture.max_configs,
         kind=record.kind,
         layouts=execute.input_layouts(graph),
@@ -465,10 +469,11 @@ def capturing(
     journal = Journal()
     records = [*capture_records(capture), in_every_thread(merged)]
     if execute:
+        from npu_inductor_compat.tools.simulated.execute_bounds import BOUNDS_RECORD
         from npu_inductor_compat.tools.simulated.execute_interpreter import INTERPRETER_RECORD
         from npu_inductor_compat.tools.simulated.execute_launch import LAUNCH_RECORD
 
-        records += [INTERPRETER_RECORD, LAUNCH_RECORD]
+        records += [INTERPRETER_RECORD, BOUNDS_RECORD, LAUNCH_RECORD]
     journal.apply(records)
     try:
         with applied(merged):

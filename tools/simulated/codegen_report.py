@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,16 +15,71 @@ from typing import Any
 
 from npu_inductor_compat.tools.simulated.output import SUMMARY
 
+# codegen --execute's progress inside a graph: on a terminal one line refreshed this often (seconds), else a line
+# at most this often, so a log of a long run shows it is moving without a line per launch
+REFRESH = {True: 2.0, False: 10.0}
+
+
+@dataclass
+class _Running:
+    """The graph whose compiled module is executing: what has run of it so far."""
+
+    graph: int
+    kernels: int  # the graph's kernels
+    started: float
+    shown: float
+    launched: set[str] = field(default_factory=set)
+    launches: int = 0
+    configs: int = 0
+
 
 class Progress:
     """Progress and announcements on stderr (silent with --quiet)."""
 
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
+    def __init__(self, quiet: bool, stream: Any = None, clock: Any = time.monotonic) -> None:
+        self.quiet, self.stream, self.clock = quiet, stream, clock
+        self.running: _Running | None = None
+        self.open_line = False  # a terminal progress line is showing
 
     def say(self, message: str) -> None:
         if not self.quiet:
-            print(message, file=sys.stderr, flush=True)
+            self._end_line()
+            print(message, file=self.stream or sys.stderr, flush=True)
+
+    def launched(self, record: Any, launch: Any) -> None:
+        """codegen --execute: a kernel launch of graph ``record`` has run every config it runs: kernels done of the
+        graph's, launches, config runs and elapsed time, refreshed (see REFRESH)."""
+        if self.quiet:
+            return
+        now = self.clock()
+        running = self.running
+        if running is None or running.graph != record.index:
+            running = self.running = _Running(record.index, len(record.kernels), now, now)
+        running.launched.add(launch.kernel)
+        running.launches += 1
+        running.configs += len(launch.checks) or len(launch.configs)
+        stream = self.stream or sys.stderr
+        tty = bool(getattr(stream, "isatty", lambda: False)())
+        if now - running.shown < REFRESH[tty]:
+            return
+        running.shown = now
+        text = (
+            f"graph {running.graph} executing: {len(running.launched)}/{running.kernels} kernels, "
+            f"{running.launches} launches, {running.configs} config runs, {now - running.started:.0f} s; "
+            f"{launch.kernel}"
+        )
+        if tty:
+            stream.write("\r" + text[:160].ljust(160))
+            self.open_line = True
+        else:
+            stream.write(text + "\n")
+        stream.flush()
+
+    def _end_line(self) -> None:
+        if self.open_line:
+            stream = self.stream or sys.stderr
+            stream.write("\r" + " " * 160 + "\r")
+            self.open_line = False
 
     @contextmanager
     def muted(self) -> Iterator[None]:
@@ -55,6 +111,7 @@ class Progress:
     def executed(self, record: Any) -> None:
         """codegen --execute: one line per graph when its compiled module has run, and what went wrong."""
         done = record.execution
+        self.running = None
         runs = f"{len(done.launches)} launch(es), {sum(len(launch.configs) for launch in done.launches)} config run(s)"
         self.say(f"graph {record.index} executed: {done.status} ({runs}, {done.seconds:.1f} s)")
         if done.reason is not None:

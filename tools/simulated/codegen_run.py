@@ -162,6 +162,7 @@ def _script_environment(inv: Invocation, standin_context: Any, progress: Progres
         script_argv(inv.script, inv.script_args),
     ):
         capture.on_execution = progress.executed
+        capture.on_launch = progress.launched
         # our capture turns Inductor's caches off, and Dynamo says so once per run: not the script's business
         warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
         yield standin, capture

@@ -132,6 +132,48 @@ def _dense_atomics(original: Any) -> Any:
     return create_atomic_rmw
 
 
+def _nan_argument(original: Any) -> Any:
+    # triton-ascend's tl.max takes propagate_nan (3.2.0 triton/triton_patch/language/standard.py max, set over
+    # triton.language.max by triton/testing.py): True reduces with maximum(..., propagate_nan=ALL), so a NaN wins.
+    # torch_npu's max reductions pass it (codegen/triton.py final_reduction: tl.max(v, dim, propagate_nan=True)), as
+    # torch's max propagates NaN; Triton's tl.max takes none, and its interpreter ignores NaN from 3.4 on
+    # (runtime/interpreter.py ReduceOps: np.nanmax; 3.3's np.max kept them). As triton-ascend: NaN wins where asked.
+    # Importers that re-wrap tl.max's Python function (Triton 3.5's gluon: jit(tl.standard.max.fn)) find it as
+    # ``fn``, as on a JIT function.
+    @wraps_original(original)
+    def max(input: Any, axis: Any = None, *args: Any, propagate_nan: Any = False, **kwargs: Any) -> Any:
+        result = original(input, axis, *args, **kwargs)
+        indices = bool(_value(args[0] if args else kwargs.get("return_indices", False)))
+        if not _value(propagate_nan) or indices:
+            return result
+        keep_dims = _value(args[2] if len(args) > 2 else kwargs.get("keep_dims", False))
+        return _nan_where_any(input, result, _value(axis), bool(keep_dims))
+
+    if hasattr(original, "fn"):
+        max.fn = original.fn  # type: ignore[attr-defined]
+    return max
+
+
+def _value(argument: Any) -> Any:
+    return getattr(argument, "value", argument)  # a tl.constexpr, or the value itself
+
+
+def _nan_where_any(input: Any, result: Any, axis: Any, keep_dims: bool) -> Any:
+    """``result`` (a reduction of ``input`` over ``axis``) with NaN wherever the reduced elements held one."""
+    import numpy as np
+    import triton.language as tl
+
+    data = np.asarray(input.handle.data)
+    if not np.issubdtype(data.dtype, np.floating):
+        return result
+    nan = np.isnan(data).any(axis=axis, keepdims=keep_dims)
+    if not nan.any():
+        return result
+    values = np.array(result.handle.data, copy=True)
+    values[np.broadcast_to(nan, values.shape)] = np.nan
+    return tl.core.tensor(type(result.handle)(values, result.handle.dtype), result.type)
+
+
 def _dense(handle: Any) -> Any:
     import numpy as np
 
@@ -156,6 +198,8 @@ INTERPRETER_RECORD = Patch(
         Change("triton.language.semantic:arange", _any_range, optional=True),
         Change("triton.language.core:validate_block_shape", _any_block_shape, optional=True),
         Change("triton.runtime.interpreter:InterpreterBuilder.create_atomic_rmw", _dense_atomics),
+        Change("triton.language:max", _nan_argument),
+        Change("triton.language.standard:max", _nan_argument),
         Change("triton.language.semantic:TritonSemantic.arange", _any_range, optional=True),
     ),
 )
