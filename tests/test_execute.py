@@ -158,6 +158,28 @@ def test_libdevice_functions_the_interpreter_lacks_run_as_torch_and_an_inexact_o
         libdevice.round(value)  # half away from zero, unlike torch.round: no exact equivalent
 
 
+def test_tl_math_as_triton_ascend_extends_it_has_tanh_and_pow_and_nothing_it_lacks() -> None:
+    """torch_npu's kernels call tl_math.tanh (triton.language.math, over which triton-ascend's testing.py sets its
+    libdevice's tanh, pow, ...): Triton's own functions stay Triton's, the names triton-ascend adds run as torch's,
+    and a name neither has is still an AttributeError."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    from npu_inductor_compat.tools.simulated.execute_interpreter import AscendMath, _bind_libdevice
+
+    scope: dict[str, Any] = {"tl_math": tl.math, "tl": tl}
+    _bind_libdevice(scope)
+    math = scope["tl_math"]
+    assert isinstance(math, AscendMath) and scope["tl"] is tl
+    assert math.exp is tl.math.exp
+    data = np.linspace(-2, 2, 8, dtype=np.float32)
+    value = tl.tensor(TensorHandle(data, tl.float32), tl.block_type(tl.float32, [8]))
+    assert torch.equal(torch.from_numpy(math.tanh(value).handle.data), torch.tanh(torch.from_numpy(data)))
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_function'"):
+        math.no_such_function  # noqa: B018
+
+
 class _Stream:
     def __init__(self, tty: bool) -> None:
         self.tty, self.text = tty, ""

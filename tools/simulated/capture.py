@@ -470,10 +470,10 @@ def capturing(
     records = [*capture_records(capture), in_every_thread(merged)]
     if execute:
         from npu_inductor_compat.tools.simulated.execute_bounds import BOUNDS_RECORD
-        from npu_inductor_compat.tools.simulated.execute_interpreter import INTERPRETER_RECORD
+        from npu_inductor_compat.tools.simulated.execute_interpreter import interpreter_records
         from npu_inductor_compat.tools.simulated.execute_launch import LAUNCH_RECORD
 
-        records += [INTERPRETER_RECORD, BOUNDS_RECORD, LAUNCH_RECORD]
+        records += [*interpreter_records(), BOUNDS_RECORD, LAUNCH_RECORD]
     journal.apply(records)
     try:
         with applied(merged):

@@ -1,5 +1,5 @@
 """Triton's interpreter made able to run what Inductor generates on this machine's Triton and NumPy: gaps of older
-interpreters filled as later Triton releases fill them, and ``libdevice`` calls run by ``triton.language.math``."""
+interpreters filled as later Triton releases fill them, and libdevice (and triton-ascend's tl.math) run by torch."""
 
 from __future__ import annotations
 
@@ -205,6 +205,29 @@ INTERPRETER_RECORD = Patch(
 )
 
 
+# torch_npu's triton_helpers star-imports torch's (`from torch._inductor.runtime.triton_helpers import *`), and the
+# kernels of its fallback path call that copy (`from torch_npu._inductor.runtime import triton_helpers`): imported
+# after INTERPRETER_RECORD it copies the patched function; imported before, its copy is patched by this record.
+TORCH_NPU_HELPERS = "torch_npu._inductor.runtime.triton_helpers"
+TORCH_NPU_DRIVER_RECORD = Patch(
+    id="execute-torch-npu-driver",
+    layer="capture",
+    why="torch_npu's kernels call its own copy of set_driver_to_gpu, which needs no driver under the interpreter",
+    upstream=f"{TORCH_NPU_HELPERS}.set_driver_to_gpu (torch's, star-imported)",
+    remove_when="never: this is the codegen command's execution",
+    changes=(Change(f"{TORCH_NPU_HELPERS}:set_driver_to_gpu", _no_driver_needed, optional=True),),
+    patches_package="torch_npu",
+)
+
+
+def interpreter_records() -> list[Patch]:
+    """The records that make Triton's interpreter run Inductor's kernels in this process: INTERPRETER_RECORD, and
+    TORCH_NPU_DRIVER_RECORD where torch_npu's triton_helpers is already imported (never imported for it)."""
+    import sys
+
+    return [INTERPRETER_RECORD, *([TORCH_NPU_DRIVER_RECORD] if TORCH_NPU_HELPERS in sys.modules else [])]
+
+
 class InterpreterLimit(Exception):
     """A kernel reached what Triton's interpreter cannot run: its launch is "not run", never a verdict on it."""
 
@@ -219,7 +242,12 @@ TORCH_EQUIVALENTS = {
     "erfc": "special.erfc",  # (erf is triton.language.math's, which the interpreter runs)
     "nearbyint": "round",  # rounds to nearest, ties to even, as torch.round
     "rint": "round",
+    **{name: name for name in ("reciprocal", "relu", "ldexp")},  # triton-ascend's libdevice has these
 }
+# What triton-ascend sets over triton.language.math from its libdevice (3.2.0 triton/testing.py: language.math.isnan
+# = language.extra.ascend.libdevice.isnan, ...), which torch_npu's kernels call as tl_math.<name>; Triton's
+# tl.math lacks some of them (tanh, pow, ...)
+ASCEND_MATH = ("isnan", "isinf", "reciprocal", "log1p", "relu", "tan", "atan", "tanh", "ilogb", "ldexp", "pow")
 
 
 class MathAsLibdevice:
@@ -247,6 +275,22 @@ class MathAsLibdevice:
             )
 
         return extern
+
+
+class AscendMath:
+    """Stands for ``triton.language.math`` in an interpreted kernel as triton-ascend extends it: Triton's own
+    functions, and for a name in ASCEND_MATH that Triton's lacks, what MathAsLibdevice gives for it."""
+
+    def __init__(self, original: Any) -> None:
+        self._original = original
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._original, name, None)
+        if found is not None:
+            return found
+        if name in ASCEND_MATH:
+            return getattr(MathAsLibdevice(None), name)
+        raise AttributeError(f"module 'triton.language.math' has no attribute {name!r}")
 
 
 def _by_torch(name: str, path: str) -> Any:
@@ -321,6 +365,11 @@ def _interpreted(module: ModuleType) -> ModuleType:
 
 
 def _bind_libdevice(scope: dict[str, Any]) -> None:
+    import triton.language as tl
+
     current = scope.get("libdevice")
     if current is not None and not isinstance(current, MathAsLibdevice):
         scope["libdevice"] = MathAsLibdevice(current)
+    for name, value in list(scope.items()):  # torch_npu's kernels: tl_math (triton.language.math, as triton-ascend's)
+        if value is tl.math:
+            scope[name] = AscendMath(value)
