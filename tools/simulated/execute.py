@@ -32,12 +32,14 @@ class Execution:
     seconds: float = 0.0
 
     def kernels(self) -> dict[str, dict[str, Any]]:
-        """Per kernel: its worst verdict over its launches, launches and configs run, and the first bad config."""
+        """Per kernel: its worst verdict over its launches, launches and configs run, the seconds they took in the
+        interpreter, and the first bad config."""
         found: dict[str, dict[str, Any]] = {}
         for launch in self.launches:
-            entry = found.setdefault(launch.kernel, {"status": "match", "launches": 0, "configs": 0})
+            entry = found.setdefault(launch.kernel, {"status": "match", "launches": 0, "configs": 0, "seconds": 0.0})
             entry["launches"] += 1
             entry["configs"] += len(launch.configs)
+            entry["seconds"] = round(entry["seconds"] + launch.seconds, 2)
             if WORSE.index(launch.status) > WORSE.index(entry["status"]):
                 entry["status"] = launch.status
                 bad = next(run for run in launch.configs if run.status == launch.status)

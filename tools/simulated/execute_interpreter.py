@@ -8,7 +8,7 @@ import os
 from types import ModuleType
 from typing import Any
 
-from npu_inductor_compat.patching import ABSENT, Change, Patch, wraps_original
+from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 
 def turn_on() -> None:
@@ -30,6 +30,7 @@ def not_ready() -> str | None:
     return None
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: torch 2.12 comes with Triton 3.7, which squeezes first
 def _index_squeezed(original: Any) -> Any:
     # Triton 3.4-3.6 turn a tensor into a Python index with int() of its 1-element array, which NumPy 2.4 refuses
     # (a kernel's `range(x0_offset, ...)`); Triton 3.7 squeezes it first (runtime/interpreter.py _patch_lang_tensor).
@@ -50,9 +51,12 @@ def _index_squeezed(original: Any) -> Any:
     return _patch_lang_tensor
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 8) [next]: torch 2.8 comes with Triton 3.4, whose builder has it
 def _int1_type(original: Any) -> Any:
     # Triton 3.3's InterpreterBuilder has no get_int1_ty, which torch 2.7.1's promote_to_tensor reaches
     # (tl.zeros((1,), tl.int1)); later releases return tl.int1 (runtime/interpreter.py): as they do.
+    from npu_inductor_compat.patching import ABSENT
+
     if original is not ABSENT:
         return original
 
@@ -120,6 +124,7 @@ def _any_block_shape(original: Any) -> Any:
     return validate_block_shape
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: torch 2.15 comes with Triton 3.9, which reads the mask right
 def _dense_atomics(original: Any) -> Any:
     # create_broadcast makes a NumPy broadcast view (strides of 0: np.broadcast_to), and create_atomic_rmw hands
     # ptr, val and mask to the C++ atomic_rmw as they are (runtime/interpreter.py), which in Triton 3.3 to 3.8 then
@@ -174,6 +179,7 @@ def _nan_where_any(input: Any, result: Any, axis: Any, keep_dims: bool) -> Any:
     return tl.core.tensor(type(result.handle)(values, result.handle.dtype), result.type)
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: only _dense_atomics uses it
 def _dense(handle: Any) -> Any:
     import numpy as np
 
@@ -190,13 +196,17 @@ INTERPRETER_RECORD = Patch(
     "releases run them, with triton-ascend's arange (any range, not only powers of 2)",
     upstream="triton.runtime.interpreter (_patch_lang_tensor before Triton 3.7, InterpreterBuilder before 3.4); "
     "torch._inductor.runtime.triton_helpers.set_driver_to_gpu",
-    remove_when="never: this is the codegen command's execution",
+    remove_when="each gap of Triton's interpreter goes with the torch lines that ship that Triton (its CAN REMOVE "
+    "tag); triton-ascend's semantics and the driver never: this is the codegen command's execution",
     changes=(
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: Triton 3.7 on
         Change("triton.runtime.interpreter:_patch_lang_tensor", _index_squeezed, optional=True),
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 8) [next]: Triton 3.4 on
         Change("triton.runtime.interpreter:InterpreterBuilder.get_int1_ty", _int1_type, must_exist=False),
         Change("torch._inductor.runtime.triton_helpers:set_driver_to_gpu", _no_driver_needed, optional=True),
         Change("triton.language.semantic:arange", _any_range, optional=True),
         Change("triton.language.core:validate_block_shape", _any_block_shape, optional=True),
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: Triton 3.9 on
         Change("triton.runtime.interpreter:InterpreterBuilder.create_atomic_rmw", _dense_atomics),
         Change("triton.language:max", _nan_argument),
         Change("triton.language.standard:max", _nan_argument),
