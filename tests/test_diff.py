@@ -82,6 +82,7 @@ class Graph:
     run: str = "tmp0abc12"  # the temporary directory Inductor's cache used: differs between runs
     extra_wrapper: str = ""  # a line in call()
     error: dict[str, str] | None = None
+    execution: dict[str, Any] | None = None  # codegen --execute's verdict
 
 
 def python_wrapper(graph: Graph, index: int) -> str:
@@ -176,6 +177,7 @@ def write_output(root: Path, graphs: list[Graph], **summary: Any) -> Path:
                 "kernels": list(graph.kernels),
                 "error": graph.error,
                 "files": files,
+                **({} if graph.execution is None else {"execution": graph.execution}),
             }
         )
     document = {
@@ -436,6 +438,20 @@ def test_graph_status_and_field_changes_are_reported(tmp_path: Path, capsys: pyt
     assert "  dynamic: False -> True" in out
     assert "  error: 'LoweringException: NotImplementedError: npu' -> None" in out
     assert f"  kernel {COS}: added" in out and "  wrapper.py: only in B" in out
+
+
+def test_a_changed_execute_verdict_is_a_difference_naming_the_kernel_and_one_run_without_it_is_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kernels = {COS: kernel(COS)}
+    wrong = {"status": "error", "first_wrong": {"kernel": COS, "status": "error"}}
+    a = write_output(tmp_path / "a", [Graph(kernels=kernels, execution={"status": "match"})])
+    b = write_output(tmp_path / "b", [Graph(kernels=kernels, execution=wrong)])
+    code, out, _ = run(a, b, capsys=capsys)
+    assert code == 1 and f"  execution: 'match' -> 'error ({COS})'" in out, out
+    plain = write_output(tmp_path / "plain", [Graph(kernels=kernels)])  # codegen without --execute
+    code, out, _ = run(a, plain, capsys=capsys)
+    assert code == 0 and "execution" not in out, out
 
 
 @pytest.mark.once

@@ -224,6 +224,10 @@ def compare_graph(
     error_a, error_b = _error_text(graph_a), _error_text(graph_b)
     if error_a != error_b:
         result.changes.append(Difference("error", error_a, error_b))
+    executed_a, executed_b = graph_a.get("execution"), graph_b.get("execution")
+    if isinstance(executed_a, dict) and isinstance(executed_b, dict):  # both runs with --execute
+        if executed_a.get("status") != executed_b.get("status"):
+            result.changes.append(Difference("execution", _verdict(executed_a), _verdict(executed_b)))
     side_a, side_b = _GraphSide(output_a, graph_a), _GraphSide(output_b, graph_b)
     pairs = match_kernels(
         side_a.names, side_b.names, lambda side, name: (side_a if side == "a" else side_b).own_text(name)
@@ -237,6 +241,13 @@ def compare_graph(
     rename = renamer({name_b: name_a for name_a, name_b, _ in pairs if name_a != name_b})
     result.wrappers = _compare_wrappers(side_a, side_b, rename, settings)
     return result
+
+
+def _verdict(execution: dict[str, Any]) -> str:
+    """A graph's --execute verdict, with the kernel it names: ``error (triton_poi_fused_add_0)``."""
+    wrong = execution.get("first_wrong")
+    kernel = wrong.get("kernel") if isinstance(wrong, dict) else None
+    return f"{execution.get('status')}" + (f" ({kernel})" if kernel else "")
 
 
 def _error_text(entry: dict[str, Any], key: str = "error") -> str | None:
