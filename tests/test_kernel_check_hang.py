@@ -10,26 +10,36 @@ import pytest
 
 from npu_inductor_compat.tools.simulated import kernel_check
 
-pytestmark = pytest.mark.subprocess
+pytestmark = [pytest.mark.subprocess, pytest.mark.once]  # fake workers: no torch line's Inductor
 
-# A stand-in for kernel_lowering's worker speaking its protocol (one JSON event a line: "start" per config and
-# stage, "result" per config; --skip=KEY for the configs already done): config "a" takes two quick stages whose sum
-# passes the limit, "b" hangs in its second stage, "c" is quick. Only the protocol is ours to fake: the real worker
-# is tested against triton-ascend in test_kernel_check.py.
-FAKE_WORKER = """
-import json, sys, time
-skip = {arg.split("=", 1)[1] for arg in sys.argv if arg.startswith("--skip=")}
+# Stand-ins for kernel_lowering's worker speaking its protocol ("ready" once set up; then a JSON message a line on
+# stdin naming a file and the config keys to skip; one JSON event a line back: "start" per config and stage,
+# "result" per config, "done" per file): only the protocol is ours to fake, the real worker is tested against
+# triton-ascend in test_kernel_check.py. SERVE reads the work; each stand-in defines CONFIGS(file), a list of
+# (key, pauses per stage), and START, its start-up in seconds.
+SERVE = """
+import json, os, sys, time
 def emit(event):
     print(json.dumps(event), flush=True)
-for key, pauses in (("a", (0.8, 0.8)), ("b", (0.1, 60)), ("c", (0.1,))):
-    if key in skip:
-        continue
-    for stage, pause in zip(("ttir", "linalg"), pauses):
-        emit({"event": "start", "key": key, "file": "k.py", "kernel": "k", "config": {"X": key}, "stage": stage})
-        time.sleep(pause)
-    result = {"file": "k.py", "kernel": "k", "config": {"X": key}, "stage": "linalg", "ok": True, "error": None}
-    emit({"event": "result", "key": key, "result": result})
+time.sleep(START)  # importing torch and triton-ascend: not any kernel's time
+ready = time.time()
+emit({"event": "ready"})
+for line in sys.stdin:
+    work = json.loads(line)
+    name = os.path.basename(work["file"])
+    for key, pauses in CONFIGS(name):
+        if key in work["skip"]:
+            continue
+        for stage, pause in zip(("ttir", "linalg"), pauses):
+            emit({"event": "start", "key": key, "file": name, "kernel": "k", "config": {"X": key}, "stage": stage})
+            time.sleep(pause)
+        result = {"file": name, "kernel": "k", "config": {"X": key}, "stage": "linalg", "ok": True, "error": None,
+                  "pid": os.getpid(), "ready": ready, "started": time.time() - sum(pauses)}
+        emit({"event": "result", "key": key, "result": result})
+    emit({"event": "done", "file": work["file"]})
 """
+# config "a" takes two quick stages whose sum passes the limit, "b" hangs in its second stage, "c" is quick
+FAKE_WORKER = "START = 0\nCONFIGS = lambda name: [('a', (0.8, 0.8)), ('b', (0.1, 60)), ('c', (0.1,))]\n" + SERVE
 
 
 def test_only_a_stage_without_progress_is_hung(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -46,19 +56,7 @@ def test_only_a_stage_without_progress_is_hung(monkeypatch: pytest.MonkeyPatch, 
     assert "no progress for 1 s" in by_config["b"]["error"], by_config["b"]["error"]
 
 
-SLOW_START = """
-import json, sys, time
-skip = {arg.split("=", 1)[1] for arg in sys.argv if arg.startswith("--skip=")}
-time.sleep(2)  # importing torch and triton-ascend: not any kernel's time
-for key in ("a", "b"):
-    if key in skip:
-        continue
-    event = {"event": "start", "key": key, "file": "k.py", "kernel": "k", "config": {"X": key}, "stage": "ttir"}
-    print(json.dumps(event), flush=True)
-    time.sleep(0.2 if key == "a" else 60)
-    result = {"file": "k.py", "kernel": "k", "config": {"X": key}, "stage": "ttir", "ok": True, "error": None}
-    print(json.dumps({"event": "result", "key": key, "result": result}), flush=True)
-"""
+SLOW_START = "START = 2\nCONFIGS = lambda name: [('a', (0.2,)), ('b', (60,))]\n" + SERVE
 
 
 def _by_config(results: list[dict[str, object]]) -> dict[tuple[object, object], dict[str, object]]:
@@ -89,5 +87,33 @@ def test_the_budget_stops_a_hung_stage_and_names_what_went_unchecked(
     assert time.monotonic() - start < 15, "the budget did not stop the hung stage"
     stopped = results[("k.py", "b")]
     assert stopped["unchecked"] and "stopped in stage ttir: the check's budget of 5 s ran out" in str(stopped["error"])
-    never = results[(str(tmp_path / "never.py"), None)]
+    never = results[(str(tmp_path / "never.py"), None)]  # the one worker never took it
     assert never["unchecked"] and "not checked: the check's budget of 5 s ran out" in str(never["error"]), results
+
+
+def test_after_a_hang_the_next_config_starts_in_a_warm_worker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue #44: after a hang, a new worker's start-up (torch, triton-ascend: seconds) came on top of the limit;
+    a spare now starts once a stage has been quiet for half the limit, and is ready when the hang is called."""
+    worker = tmp_path / "worker.py"
+    worker.write_text("START = 0.5\nCONFIGS = lambda name: [('a', (0.1,)), ('b', (60,)), ('c', (0.1,))]\n" + SERVE)
+    monkeypatch.setattr(kernel_check, "WORKER", (str(worker),))
+    results = _by_config(kernel_check._lower([tmp_path / "k.py"], {"PATH": ""}, 4.0, None, None, start_limit=30.0))
+    first, after = results[("k.py", "a")], results[("k.py", "c")]
+    assert not results[("k.py", "b")]["ok"] and after["ok"], results
+    assert after["pid"] != first["pid"], results
+    # the spare was ready 1.5 s before it was given the work (spare at 2 s quiet, ready at 2.5 s, hang at 4 s)
+    assert float(after["started"]) - float(after["ready"]) > 0.75, results  # type: ignore[arg-type]
+
+
+def test_workers_take_the_next_file_when_done(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Kernels differ a lot in their configs (one torch_npu kernel has 150): a worker that is done takes the next
+    file, where fixed shares left one worker idle while the other had the long kernels."""
+    worker = tmp_path / "worker.py"
+    configs = "lambda name: [('a', (3.0 if name == 'long.py' else 0.1,))]"
+    worker.write_text(f"START = 0\nCONFIGS = {configs}\n" + SERVE)
+    monkeypatch.setattr(kernel_check, "WORKER", (str(worker),))
+    files = [tmp_path / name for name in ("long.py", "s1.py", "s2.py", "s3.py")]
+    results = kernel_check._lower(files, {"PATH": ""}, 30.0, None, None, start_limit=30.0, workers=2)
+    pids = {str(result["file"]): result["pid"] for result in results}
+    assert len(results) == 4 and all(result["ok"] for result in results), results
+    assert {pids["s1.py"], pids["s2.py"], pids["s3.py"]} == {pids["s1.py"]} != {pids["long.py"]}, pids

@@ -4,13 +4,12 @@ How it runs, and torch_npu's kernels in their own environment: docs/codegen.md."
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from npu_inductor_compat.patching import Patch
 from npu_inductor_compat.tools.simulated import kernel_verdicts as verdicts
 from npu_inductor_compat.tools.simulated.kernel_plan import by_kernel_file, plan_check
 from npu_inductor_compat.tools.simulated.kernel_progress import KernelProgress
+from npu_inductor_compat.tools.simulated.kernel_workers import Run, budget_text, serve
 from npu_inductor_compat.tools.simulated.triton_ascend_site import (
     KernelCheckUnavailable,
     TritonAscend,
@@ -25,7 +25,6 @@ from npu_inductor_compat.tools.simulated.triton_ascend_site import (
     locate,
     worker_env,
 )
-from npu_inductor_compat.tools.simulated.worker_protocol import exit_text, run_worker, tail
 
 STAGES = ("ttir", "ttir-passes", "linalg")  # what each config goes through, in order
 WORKER = ("-m", "npu_inductor_compat.tools.simulated.kernel_lowering", "--worker")  # after sys.executable
@@ -73,6 +72,7 @@ def lower(
     budget: float | None = None,
     on_line: Callable[[str], None] | None = None,
     max_configs: int | None = None,
+    workers: int = 1,
 ) -> list[dict[str, Any]]:
     """One result per (kernel file, config): ``file``, ``config``, ``stage`` reached (None, or one of STAGES),
     ``ok`` (reached linalg, or the last stage before CANN its pipeline has: ``note`` says so), ``error`` (the
@@ -82,14 +82,16 @@ def lower(
     ``torch_npu``: the release whose kernels they are (loaded in torch_npu_bridges.py's ``torch_npu_environment``;
     what it unstubbed and bridged goes into ``environment``); ``records``: ids of config_time_records() the worker
     applies; ``on_line``: each line the worker prints, as it comes; ``max_configs``: each kernel's first configs
-    only. A result the worker did not give itself (a hang, a death, the budget) has ``lost``: True."""
+    only; ``workers``: how many lower at once, each taking the next file when done (kernel_workers.py). A result the
+    worker did not give itself (a hang, a death, the budget) has ``lost``: True."""
     env = worker_env(triton_ascend)
     options = [f"--records={','.join(records)}"] if records else []
     options += [f"--max-configs={max_configs}"] if max_configs else []
     with tempfile.TemporaryDirectory(prefix="npu_kernel_check_cache_") as cache:
         env.setdefault("TORCHINDUCTOR_CACHE_DIR", cache)  # what the worker's Inductor writes goes with it
         confine_triton(env, cache)
-        return _lower(files, env, timeout, torch_npu, environment, tuple(options), budget, on_line=on_line)
+        args = (timeout, torch_npu, environment, tuple(options), budget)
+        return _lower(files, env, *args, on_line=on_line, workers=workers)
 
 
 def _lower(
@@ -102,99 +104,36 @@ def _lower(
     budget: float | None = None,
     start_limit: float = START_LIMIT,
     on_line: Callable[[str], None] | None = None,
+    workers: int = 1,
 ) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = []
-    done_keys: list[str] = []
-    deadline = None if budget is None else time.monotonic() + budget
-    while True:
-        command = [sys.executable, *WORKER]
-        command += [f"--torch-npu={torch_npu}"] if torch_npu else []
-        command += [*options, *(f"--skip={key}" for key in done_keys), *(str(path) for path in files)]
-        stdout, stderr, code, ended = run_worker(command, env, timeout, start_limit, deadline, on_line)
-        current = None
-        for line in stdout.splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("event") == "start":
-                current = event
-            elif event.get("event") == "environment" and environment is not None:
-                environment.update({key: value for key, value in event.items() if key != "event"})
-            elif event.get("event") == "result":
-                results.append(event["result"])
-                done_keys.append(event["key"])
-                current = None
-        if ended == "budget":
-            return [*results, *_stopped(current, files, results, budget, stderr)]
-        if current is None:
-            if code != 0:
-                said = tail(stderr) or (
-                    "(it printed nothing: a worker killed by a signal before any output points at a damaged "
-                    "triton-ascend install; its cache is checked against pip's RECORD on each run, docs/environment.md)"
-                )
-                how = exit_text(code) if code is not None else f"not ready in {start_limit:.0f} s (start-up)"
-                message = f"the triton-ascend worker failed ({how}):\n{said}"
-                results.append(
-                    {"file": None, "config": None, "stage": None, "ok": False, "error": message, "lost": True}
-                )
-            return results
-        # the worker died (or hung) inside one config: record that config, and go on after it
-        how = "hung" if code is None else f"died ({exit_text(code)})"
-        if code is None:
-            stderr += f"\n(no progress for {timeout:.0f} s: stopped)"
-        results.append(
-            {
-                "file": current["file"],
-                "kernel": current["kernel"],
-                "config": current["config"],
-                "stage": current.get("reached"),
-                "ok": False,
-                "error": f"the compiler {how} in stage {current['stage']}:\n{tail(stderr)}",
-                "seconds": {},
-                "lost": True,
-            }
-        )
-        done_keys.append(current["key"])
-
-
-def _stopped(
-    current: dict[str, Any] | None, files: list[Path], results: list[dict[str, Any]], budget: float | None, stderr: str
-) -> list[dict[str, Any]]:
-    """When the budget ran out: the config in work (stopped, naming its kernel and stage) and each file no result
-    reached (unchecked)."""
-    why = f"the check's budget of {budget:.0f} s ran out"
-    found = []
-    if current is not None:
-        found.append(
-            {
-                "file": current["file"],
-                "kernel": current["kernel"],
-                "config": current["config"],
-                "stage": current.get("reached"),
-                "ok": False,
-                "error": f"stopped in stage {current['stage']}: {why}",
-                "seconds": {},
-                "unchecked": True,
-                "lost": True,
-            }
-        )
-    reached = {result.get("file") for result in [*results, *found]}
+    command = [sys.executable, *WORKER, *([f"--torch-npu={torch_npu}"] if torch_npu else []), *options]
+    run = Run(command, env, timeout, start_limit, budget, on_line, environment)
     for path in files:
-        if str(path) not in reached:
-            found.append(
-                {
-                    "file": str(path),
-                    "config": None,
-                    "stage": None,
-                    "ok": False,
-                    "error": f"not checked: {why}",
-                    "seconds": {},
-                    "unchecked": True,
-                    "lost": True,
-                }
-            )
-    return found
+        run.files.put(path)
+    slots = [threading.Thread(target=_slot, args=(run,), daemon=True) for _ in range(max(1, workers))]
+    for slot in slots:
+        slot.start()
+    for slot in slots:
+        slot.join()
+    run.close()
+    if run.out_of_budget():
+        reached = {result.get("file") for result in run.results}
+        why = f"not checked: {budget_text(run)}"
+        for path in files:
+            if str(path) not in reached:
+                run.record({**_unchecked(str(path), why), "config": None, "stage": None})
+    return run.results
+
+
+def _slot(run: Run) -> None:
+    try:
+        serve(run)
+    except Exception as err:  # a fault of ours: the rest of the check goes on in the other slots
+        run.record({"file": None, "config": None, "stage": None, "ok": False, "error": repr(err), "lost": True})
+
+
+def _unchecked(file: str, why: str) -> dict[str, Any]:
+    return {"file": file, "ok": False, "error": why, "seconds": {}, "unchecked": True, "lost": True}
 
 
 def available_cores() -> int:
@@ -251,14 +190,8 @@ def check(
             flush=True,
         )
     progress = KernelProgress(len(plan.to_lower))
-    chunks = [plan.to_lower[index::workers] for index in range(workers)]
-
-    def run(chunk: list[Path]) -> list[dict[str, Any]]:
-        args = (triton_ascend, stage_limit, torch_npu, environment, records, budget, progress.line, max_configs)
-        return lower(chunk, *args) if chunk else []
-
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        lowered = [result for results in pool.map(run, chunks) for result in results]
+    args = (triton_ascend, stage_limit, torch_npu, environment, records, budget, progress.line, max_configs)
+    lowered = lower(plan.to_lower, *args, workers=workers) if plan.to_lower else []
     progress.close()
     results = plan.finish(lowered, progress.totals, environment)
     by_file, orphans = by_kernel_file(results)

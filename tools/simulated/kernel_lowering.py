@@ -7,6 +7,7 @@ import ast
 import contextlib
 import hashlib
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -172,16 +173,16 @@ def _load_kernel(file: Path, modules: Path) -> tuple[str, Any]:
 
 
 def _worker(  # pragma: no cover
-    files: list[str],
-    skip: set[str],
     torch_npu: str | None = None,
     records: tuple[str, ...] = (),
     max_configs: int | None = None,
 ) -> int:
-    """Lower every config of ``files`` (runs under triton-ascend); ``torch_npu``: the release whose kernels they
-    are (they load in :func:`torch_npu_environment`); ``records``: ids of the config-time fix records the codegen
-    run applied, applied here too before any kernel loads (kernel_check.config_time_records); ``max_configs``: only
-    each kernel's first configs, in the order its heuristics list them. A "done" event ends each file."""
+    """Lower every config of each kernel file its stdin names, one JSON message a line (``file``, ``skip``: keys
+    of the configs already done), to the end of its input; it says "ready" once set up (runs under triton-ascend).
+    ``torch_npu``: the release whose kernels they are (they load in :func:`torch_npu_environment`); ``records``: ids
+    of the config-time fix records the codegen run applied, applied here too before any kernel loads
+    (kernel_check.config_time_records); ``max_configs``: only each kernel's first configs, in the order its
+    heuristics list them. A "done" event ends each file."""
     import triton.language as tl
     from torch._inductor.runtime import triton_helpers
     from triton.backends.compiler import GPUTarget
@@ -207,51 +208,58 @@ def _worker(  # pragma: no cover
             stack.callback(journal.undo)
     # kernel modules select the GPU driver at load: triton-ascend's is active only with CANN, and nothing launches
     stack.enter_context(driver_selection_inert())
-    target = GPUTarget("npu", TARGET_ARCH, 0)
-    backend = make_backend(target)
+    backend = make_backend(GPUTarget("npu", TARGET_ARCH, 0))
     modules = tempfile.mkdtemp(prefix="npu_kernel_check_")
     stack.callback(shutil.rmtree, modules, True)
-    for file in files:
-        key = f"{file}::load"
-        try:
-            name, autotuner = _load_kernel(Path(file), Path(modules))
-        except Exception as err:
-            if key not in skip:
-                message = f"loading the kernel failed: {_compiler_message(err)}"
-                emit({"event": "result", "key": key, "result": _failure(file, message)})
-            emit({"event": "done", "file": file, "configs": 1, "checked": 1})
-            continue
-        if torch_npu is not None and isinstance(getattr(autotuner, "triton_meta", None), dict):
-            # torch_npu's precompile passes it to triton.compile as it is
-            as_on_the_host(autotuner.triton_meta, constexpr_names(getattr(autotuner, "fn", autotuner)))
-        fn = getattr(autotuner, "fn", autotuner)
-        triton_meta = dict(getattr(autotuner, "triton_meta", None) or {})
-        configs = list(getattr(autotuner, "configs", None) or []) or [
-            types.SimpleNamespace(kwargs={}, num_warps=4, num_stages=1)
-        ]
-        checked = configs[:max_configs] if max_configs is not None else configs
-        for number, config in enumerate(checked):
-            kwargs = dict(config.kwargs)
-            key = f"{file}::{number}"
-            if key in skip:
-                continue
-            result: dict[str, Any] = {
-                "file": file,
-                "kernel": name,
-                "config": kwargs,
-                "stage": None,
-                "ok": False,
-                "error": None,
-                "seconds": {},
-            }
-
-            started = _announcing(key, file, name, kwargs)
-            ours = autotuner if torch_npu is not None else None
-            through_stages(result, key, ours, fn, triton_meta, config, backend, started)
-            emit({"event": "result", "key": key, "result": result})
-        emit({"event": "done", "file": file, "kernel": name, "configs": len(configs), "checked": len(checked)})
+    emit({"event": "ready"})
+    for line in sys.stdin:
+        message = json.loads(line)
+        lower_file(message["file"], set(message.get("skip") or ()), backend, Path(modules), torch_npu, max_configs)
     stack.close()
     return 0
+
+
+def lower_file(  # pragma: no cover - under triton-ascend
+    file: str, skip: set[str], backend: Any, modules: Path, torch_npu: str | None, max_configs: int | None
+) -> None:
+    """Every config of one kernel file not in ``skip``, a "result" event each, then "done"."""
+    key = f"{file}::load"
+    try:
+        name, autotuner = _load_kernel(Path(file), modules)
+    except Exception as err:
+        if key not in skip:
+            message = f"loading the kernel failed: {_compiler_message(err)}"
+            emit({"event": "result", "key": key, "result": _failure(file, message)})
+        emit({"event": "done", "file": file, "configs": 1, "checked": 1})
+        return
+    if torch_npu is not None and isinstance(getattr(autotuner, "triton_meta", None), dict):
+        # torch_npu's precompile passes it to triton.compile as it is
+        as_on_the_host(autotuner.triton_meta, constexpr_names(getattr(autotuner, "fn", autotuner)))
+    fn = getattr(autotuner, "fn", autotuner)
+    triton_meta = dict(getattr(autotuner, "triton_meta", None) or {})
+    configs = list(getattr(autotuner, "configs", None) or []) or [
+        types.SimpleNamespace(kwargs={}, num_warps=4, num_stages=1)
+    ]
+    checked = configs[:max_configs] if max_configs is not None else configs
+    for number, config in enumerate(checked):
+        kwargs = dict(config.kwargs)
+        key = f"{file}::{number}"
+        if key in skip:
+            continue
+        result: dict[str, Any] = {
+            "file": file,
+            "kernel": name,
+            "config": kwargs,
+            "stage": None,
+            "ok": False,
+            "error": None,
+            "seconds": {},
+        }
+        started = _announcing(key, file, name, kwargs)
+        ours = autotuner if torch_npu is not None else None
+        through_stages(result, key, ours, fn, triton_meta, config, backend, started)
+        emit({"event": "result", "key": key, "result": result})
+    emit({"event": "done", "file": file, "kernel": name, "configs": len(configs), "checked": len(checked)})
 
 
 def _announcing(key: str, file: str, kernel: str, config: dict[str, Any]) -> Callable[[str, str | None], None]:
@@ -317,11 +325,9 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - the worker
         print("internal worker of `codegen --check-kernels`", file=sys.stderr)
         return 2
     options = {arg.partition("=")[0]: arg.partition("=")[2] for arg in args[1:] if arg.startswith("--")}
-    skip = {arg.split("=", 1)[1] for arg in args[1:] if arg.startswith("--skip=")}
-    files = [arg for arg in args[1:] if not arg.startswith("--")]
     records = tuple(key for key in options.get("--records", "").split(",") if key)
     limit = options.get("--max-configs")
-    return _worker(files, skip, options.get("--torch-npu") or None, records, int(limit) if limit else None)
+    return _worker(options.get("--torch-npu") or None, records, int(limit) if limit else None)
 
 
 if __name__ == "__main__":

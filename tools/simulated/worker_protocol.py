@@ -11,7 +11,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
 from typing import IO, Any
 
 _channel: Any = None  # a worker's answers: stdout, or the channel open_channel set aside
@@ -47,51 +46,64 @@ def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
     lines.put(None)
 
 
-def run_worker(
-    command: list[str],
-    env: dict[str, str],
-    quiet_limit: float,
-    start_limit: float | None = None,
-    deadline: float | None = None,
-    on_line: Callable[[str], None] | None = None,
-) -> tuple[str, str, int | None, str]:
-    """Run a worker to its end: its stdout, stderr, exit code and how it ended ("exited"; "quiet": ``quiet_limit``
-    seconds without a line of output after its first (one event per config and stage: a stage that long is hung);
-    "start": no first line within ``start_limit``, its start-up charged to no kernel; "budget": the monotonic
-    ``deadline`` passed). The code is None when it was killed. A long run of quick steps is never cut short.
-    ``on_line`` is given each line as it comes (progress)."""
-    import time
+class Worker:
+    """One worker process fed work on its stdin, one JSON message a line; its stdout read a line at a time on a
+    thread (:meth:`next`), its stderr kept in a file (:meth:`stop` gives it: a chatty stderr cannot block it)."""
 
-    with tempfile.TemporaryFile(mode="w+") as errors:  # a file: a chatty stderr cannot block the worker
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
-        assert process.stdout is not None
-        lines: queue.Queue[str | None] = queue.Queue()
-        reader = threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True)
-        reader.start()
-        out: list[str] = []
-        code: int | None = None
-        ready = start_limit is None
-        ended = "exited"
-        while True:
-            limit = quiet_limit if ready else float(start_limit or quiet_limit)
-            if deadline is not None:
-                limit = min(limit, max(deadline - time.monotonic(), 0.0))
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        self.errors = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors, text=True, env=env
+        )
+        assert self.process.stdout is not None
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.reader = threading.Thread(target=_pump, args=(self.process.stdout, self.lines), daemon=True)
+        self.reader.start()
+        self.code: int | None = None  # its exit code once its output ended; None while it runs or when killed
+
+    def send(self, message: dict[str, Any]) -> bool:
+        """Give it one piece of work; False when it is gone (its end is then read by :meth:`next`)."""
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+
+    def next(self, timeout: float) -> str | None:
+        """Its next line; None when its output ended (it exited: ``code``); raises queue.Empty after ``timeout``
+        seconds without one."""
+        line = self.lines.get(timeout=max(timeout, 0.0))
+        if line is None:
+            self.code = self.process.wait()
+        return line
+
+    def finish(self, wait: float = 10.0) -> str:
+        """Its input closed (a worker ends at the end of its input), given ``wait`` seconds to end, then stopped."""
+        try:
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+            self.process.wait(timeout=wait)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        return self.stop()
+
+    def stop(self) -> str:
+        """End it (killed unless it already exited) and give what it wrote to stderr."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.reader.join(timeout=10)
+        for stream in (self.process.stdin, self.process.stdout):
             try:
-                line = lines.get(timeout=limit)
-            except queue.Empty:
-                out_of_budget = deadline is not None and time.monotonic() >= deadline
-                ended = "budget" if out_of_budget else ("quiet" if ready else "start")
-                process.kill()
-                process.wait()
-                break
-            if line is None:
-                code = process.wait()
-                break
-            ready = True  # its first line ends the start-up
-            out.append(line)
-            if on_line is not None:
-                on_line(line)
-        reader.join(timeout=10)
-        process.stdout.close()
-        errors.seek(0)
-        return "".join(out), errors.read(), code, ended
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        if self.errors.closed:
+            return ""
+        self.errors.seek(0)
+        text = self.errors.read()
+        self.errors.close()
+        return text
