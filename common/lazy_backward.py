@@ -42,7 +42,8 @@ def needs_activation(inner_compile: Any) -> Any:
         with STATE.lock:  # a deactivate() from another thread waits for this compile, as for the forward's
             if not STATE.active:
                 raise CompiledAfterDeactivate(_refusal(bool(kwargs.get("is_backward"))))
-            return inner_compile(gm, example_inputs, *args, **kwargs)
+            with STATE.compiling():
+                return inner_compile(gm, example_inputs, *args, **kwargs)
 
     setattr(compile_while_active, _GUARDED, True)
     return compile_while_active

@@ -178,24 +178,37 @@ def compiling_with_backend(requested: str | None, source: str) -> Iterator[None]
             if wanted != STATE.backend:
                 log.info("npu_inductor_compat: %s selects backend %r (was %r)", source, wanted, STATE.backend)
                 _activate(wanted, STATE.disabled, source)
-        yield
+        with STATE.compiling():
+            yield
 
 
-def is_active() -> bool:
-    return STATE.active
+class DeactivateDuringCompile(RuntimeError):
+    """deactivate() was called from inside an npu compile (a custom pass, a fake, a hook the compile runs)."""
 
 
 def deactivate() -> list[str]:
     """Undo everything activate() applied, last first, and disarm zero-touch activation. Returns the ids undone.
 
-    An npu graph's backward compiled after this (at its first ``.backward()``) raises CompiledAfterDeactivate.
+    Afterwards torch is as without the package: an npu graph compiled after this fails as stock Inductor does,
+    and its backward compiled later (at its first ``.backward()``) raises CompiledAfterDeactivate. Called from
+    inside an npu compile it raises DeactivateDuringCompile and undoes nothing (the compile needs every layer).
     """
     with STATE.lock:
+        if STATE.compiling_here():
+            raise DeactivateDuringCompile(
+                "npu_inductor_compat.deactivate() was called during an npu compile (from code the compile runs: a "
+                "custom pass, a fake kernel, a hook); that compile needs the NPU layers to its end, so nothing was "
+                "undone. Call deactivate() after torch.compile's call has returned."
+            )
         undone = STATE.journal.undo()
         for callback in list(hooks.ON_DEACTIVATE):  # the zero-touch hook's disarm, once it was armed
             callback()
         STATE.forget_activation()
         return undone
+
+
+def is_active() -> bool:
+    return STATE.active
 
 
 def status() -> dict[str, Any]:

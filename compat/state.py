@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from npu_inductor_compat.patching import Journal
@@ -32,6 +34,20 @@ class PackageState:
         self.disabled: frozenset[str] = frozenset()
         self.decisions: list[Decision] = []
         self.skipped: list[tuple[str, str]] = []
+        # npu compiles in progress, per thread: deactivate() from inside one (a custom pass, a fake) is refused
+        self._compiles = threading.local()
+
+    @contextlib.contextmanager
+    def compiling(self) -> Iterator[None]:
+        """Around one npu compile, in the thread that runs it (the caller holds ``lock``)."""
+        self._compiles.depth = getattr(self._compiles, "depth", 0) + 1
+        try:
+            yield
+        finally:
+            self._compiles.depth -= 1
+
+    def compiling_here(self) -> bool:
+        return getattr(self._compiles, "depth", 0) > 0
 
     def forget_activation(self) -> None:
         self.active = False
