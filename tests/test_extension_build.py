@@ -75,7 +75,7 @@ def test_a_lock_that_is_a_link_is_refused_and_what_it_names_is_left_whole(kind: 
     else:
         os.link(victim, lock)
     calls: list[Path] = []
-    with pytest.raises(RuntimeError, match=f"the build lock {lock} is "):
+    with pytest.raises(RuntimeError, match=f"the lock {lock} is "):
         extension_build.ensure_built(folder, NAME, fake_build(calls), "ext", print)
     assert victim.read_text() == "the user's data\n" and calls == [] and not folder.exists()
 

@@ -5,22 +5,20 @@ A build holds a lock naming its pid; a lock whose holder is gone is taken over, 
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import fcntl
 import hashlib
 import importlib.machinery
 import importlib.util
 import os
 import re
 import shutil
-import stat
 import sys
 import time
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from npu_inductor_compat.tools import cache_entry
 
 __all__ = ["CACHE_ENV", "Built", "build_key", "cache_root", "ensure_built", "load"]
 
@@ -93,65 +91,6 @@ def _complete(folder: Path, name: str) -> bool:
     return _damage(folder, name) is None
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    except (OverflowError, ValueError):  # a lock naming no possible pid (issue #44): nobody holds it
-        return False
-    return True
-
-
-def _holder(fd: int) -> int | None:
-    os.lseek(fd, 0, os.SEEK_SET)
-    text = os.read(fd, 64).decode(errors="replace").strip()
-    return int(text) if text.isdigit() else None
-
-
-@contextlib.contextmanager
-def _build_lock(path: Path, what: str, note: Note) -> Iterator[None]:
-    """An exclusive lock (flock: the kernel drops it when its holder dies) whose file names the holder's pid. Never
-    opened through a link: truncating it would empty whatever file the link names (issue #44)."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as err:
-        if err.errno == errno.ELOOP:
-            raise RuntimeError(
-                f"the build lock {path} is a symbolic link; remove it (the extension cache never writes through "
-                f"one), or set {CACHE_ENV} to move the cache"
-            ) from None
-        raise
-    found = os.fstat(fd)
-    if not stat.S_ISREG(found.st_mode) or found.st_nlink != 1:
-        os.close(fd)
-        raise RuntimeError(f"the build lock {path} is not a plain file of its own (a hard link?); remove it")
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _holder(fd)
-            who = f"pid {holder}" if holder is not None else "another process"
-            note(f"waiting for {who}, which holds {path} while it builds {what}")
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        else:
-            stale = _holder(fd)
-            if stale is not None and stale != os.getpid():
-                gone = "is gone" if not _pid_alive(stale) else "no longer holds it"
-                note(f"taking over the build lock {path}: its holder, pid {stale}, {gone} (an interrupted build)")
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        try:
-            yield
-        finally:
-            os.ftruncate(fd, 0)  # released cleanly: no pid left to call stale
-    finally:
-        os.close(fd)  # closing drops the flock
-
-
 def ensure_built(folder: Path, name: str, build: Callable[[Path], Any], what: str, note: Note) -> tuple[Built, Any]:
     """The finished build in ``folder`` and ``build(folder)``'s result (None when an earlier build was found).
 
@@ -161,7 +100,7 @@ def ensure_built(folder: Path, name: str, build: Callable[[Path], Any], what: st
     if _complete(folder, name):
         return Built(folder, _library(folder, name), True, time.perf_counter() - start), None
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with _build_lock(folder.with_name(folder.name + ".lock"), what, note):
+    with cache_entry.lock(folder.with_name(folder.name + ".lock"), what, note, f"set {CACHE_ENV} to move the cache"):
         damage = _damage(folder, name)
         if damage is None:  # built by the holder we waited for
             return Built(folder, _library(folder, name), True, time.perf_counter() - start), None

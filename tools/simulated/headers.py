@@ -24,6 +24,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from npu_inductor_compat.tools import cache_entry
 from npu_inductor_compat.tools.simulated import pairs
 
 INCLUDE_ENV = "NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE"
@@ -69,64 +70,89 @@ def _installed_include() -> Path | None:
     return None if home is None else Path(home) / "include"
 
 
-UNPACKED = ".unpacked"  # written last into an unpacked include folder: a folder without it is incomplete
+UNPACKED = ".unpacked"  # written last into an unpacked include folder: the list of its files (tools/cache_entry.py)
 
 
 def _unpack_include(wheel: Path, target: Path) -> None:
-    """Unpack the wheel's torch_npu/include into ``target`` whole or not at all: into a scratch folder, marked
-    UNPACKED, then renamed (an unmarked folder there, left by an unpack that was cut short, is replaced)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    """Unpack the wheel's torch_npu/include into ``target`` whole or not at all: into a scratch folder, listed in
+    UNPACKED, then renamed in (the caller holds the entry's lock and has set aside whatever was there)."""
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch, zipfile.ZipFile(wheel) as archive:
         members = [name for name in archive.namelist() if name.startswith("torch_npu/include/")]
         if not members:
             raise HeaderCheckUnavailable(f"{wheel.name} has no torch_npu/include/")
         archive.extractall(scratch, members)
         unpacked = Path(scratch) / "torch_npu" / "include"
-        (unpacked / UNPACKED).write_text(f"{wheel.name}\n")
-        if os.path.lexists(target) and not (target / UNPACKED).is_file():
-            os.replace(target, Path(scratch) / "incomplete")  # deleted with the scratch folder
-        try:
-            os.replace(unpacked, target)  # atomic: a half-unpacked folder is never seen
-        except OSError:
-            if not (target / UNPACKED).is_file():
-                raise  # else another run finished the same unpack first
+        cache_entry.write_list(unpacked, UNPACKED, {"wheel": wheel.name})
+        os.replace(unpacked, target)  # atomic: a half-unpacked folder is never seen
 
 
 def _wheel_headers(version: str) -> HeaderSource:
+    """torch_npu ``version``'s headers, unpacked once from its wheel into the cache and checked against their list
+    on each use: a damaged folder (a truncated header, a link) is set aside and unpacked again, never blamed on the
+    C++ checked against it (issue #44)."""
     from npu_inductor_compat.tools import wheel_cache
 
     wheels = wheel_cache.default_cache_dir()
+    hint = f"set {wheel_cache.WHEEL_CACHE_ENV} to move the cache, or {INCLUDE_ENV} to use other headers"
     target = wheels.parent / "torch_npu_include" / version
-    if not (target / UNPACKED).is_file():
-        try:
-            cached = wheel_cache.cached_wheel(version, wheels)
-        except wheel_cache.SurveyError as err:
-            raise HeaderCheckUnavailable(f"{err}; or set {INCLUDE_ENV} to torch_npu's include dir") from err
-        if cached is None:
-            size = wheel_cache.published_size(version)
-            how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
-            print(
-                f"downloading the torch_npu {version} wheel ({how_big}) into {wheels}, once, for its C++ headers "
-                "(never installed or imported) ...",
-                file=sys.stderr,
-                flush=True,
-            )
-        try:
-            wheel = wheel_cache.fetch(version, wheels)
-        except wheel_cache.SurveyError as err:
-            raise HeaderCheckUnavailable(
-                f"downloading torch_npu {version}'s headers failed ({err}); set {INCLUDE_ENV} to its include dir"
-            ) from err
-        try:
-            _unpack_include(wheel, target)
-        except wheel_cache.DAMAGED as err:
-            raise HeaderCheckUnavailable(f"{wheel_cache.damaged(wheel, err)}; or set {INCLUDE_ENV}") from err
-        except OSError as err:
-            raise HeaderCheckUnavailable(
-                f"unpacking torch_npu {version}'s headers into {target} failed ({err}); set {INCLUDE_ENV} to its "
-                "include dir"
-            ) from err
+    if _damage(target, version) is None:
+        return HeaderSource(target, f"torch_npu {version} wheel")
+    try:
+        cache_entry.real_folder(target.parent, hint)
+        with cache_entry.lock(target.with_name(version + ".lock"), f"torch_npu {version}'s headers", _say, hint):
+            damage = _damage(target, version)
+            if damage is not None:
+                if damage != "it is missing":
+                    cache_entry.set_aside(target, damage, _say)
+                _unpack_include(_wheel(version, wheels), target)
+    except cache_entry.CacheUnusable as err:
+        raise HeaderCheckUnavailable(str(err)) from None
+    except wheel_cache.DAMAGED as err:
+        raise HeaderCheckUnavailable(
+            f"{wheel_cache.damaged(_wheel(version, wheels), err)}; or set {INCLUDE_ENV}"
+        ) from err
+    except OSError as err:
+        raise HeaderCheckUnavailable(
+            f"unpacking torch_npu {version}'s headers into {target} failed ({err}); set {INCLUDE_ENV} to its "
+            "include dir"
+        ) from err
     return HeaderSource(target, f"torch_npu {version} wheel")
+
+
+def _damage(target: Path, version: str) -> str | None:
+    """Why ``target`` is not torch_npu ``version``'s headers as unpacked (None: it is)."""
+    damage = cache_entry.damage(target, UNPACKED)
+    wheel = str((cache_entry.read_list(target, UNPACKED) or {}).get("wheel", ""))
+    if damage is None and not wheel.startswith(f"torch_npu-{version}-"):
+        return f"it was unpacked from {wheel or 'no wheel named'}, not from torch_npu {version}'s"
+    return damage
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _wheel(version: str, wheels: Path) -> Path:
+    from npu_inductor_compat.tools import wheel_cache
+
+    try:
+        cached = wheel_cache.cached_wheel(version, wheels)
+    except wheel_cache.SurveyError as err:
+        raise HeaderCheckUnavailable(f"{err}; or set {INCLUDE_ENV} to torch_npu's include dir") from err
+    if cached is not None:
+        return cached
+    size = wheel_cache.published_size(version)
+    how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
+    _say(
+        f"downloading the torch_npu {version} wheel ({how_big}) into {wheels}, once, for its C++ headers (never "
+        "installed or imported) ..."
+    )
+    try:
+        return wheel_cache.fetch(version, wheels)
+    except wheel_cache.SurveyError as err:
+        raise HeaderCheckUnavailable(
+            f"downloading torch_npu {version}'s headers failed ({err}); set {INCLUDE_ENV} to its include dir"
+        ) from err
 
 
 def torch_npu_headers(torch_version: str) -> list[HeaderSource]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -59,25 +60,55 @@ def locate() -> TritonAscend:
 
 
 def _cached_install() -> TritonAscend:
-    from npu_inductor_compat.tools import wheel_cache
+    """The wheel installed once into the cache, under the entry's lock (two runs at once: one installs, the other
+    waits), checked against pip's RECORD before each use and installed again when damaged (issue #44)."""
+    from npu_inductor_compat.tools import cache_entry, wheel_cache
 
     root = wheel_cache.default_cache_dir().parent / "triton_ascend" / TRITON_ASCEND
-    if is_triton_ascend(root):
-        damage = installed_damage(root)
-        if damage is None:
-            return TritonAscend(root, _version_in(root), f"triton-ascend {TRITON_ASCEND} wheel ({root})")
-        aside = root.with_name(f"{root.name}.damaged-{os.getpid()}")
-        os.replace(root, aside)
-        print(
-            f"the triton-ascend install {root} is damaged ({damage}); set aside as {aside}, installing again",
-            file=sys.stderr,
-        )
-    print(
+    source = f"triton-ascend {TRITON_ASCEND} wheel ({root})"
+    if _install_damage(root) is None:
+        return TritonAscend(root, _version_in(root), source)
+    hint = f"set {SITE_ENV} to a directory holding triton-ascend, or {wheel_cache.WHEEL_CACHE_ENV} to move the cache"
+    try:
+        cache_entry.real_folder(root.parent, hint)
+        what = f"the triton-ascend {TRITON_ASCEND} install"
+        with cache_entry.lock(root.with_name(root.name + ".lock"), what, _say, hint):
+            damage = _install_damage(root)
+            if damage is not None:  # else installed by the holder we waited for
+                if damage != "it is missing":
+                    cache_entry.set_aside(root, damage, _say)
+                _install(root)
+    except cache_entry.CacheUnusable as err:
+        raise KernelCheckUnavailable(str(err)) from None
+    return TritonAscend(root, _version_in(root), source)
+
+
+def _install_damage(root: Path) -> str | None:
+    if root.is_symlink():
+        return "it is a symbolic link"
+    if not os.path.lexists(root):
+        return "it is missing"
+    if not is_triton_ascend(root):
+        return "it has no triton/backends/ascend/compiler.py"
+    return installed_damage(root)
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _install(root: Path) -> None:
+    from npu_inductor_compat.tools import wheel_cache
+
+    _say(
         f"installing triton-ascend {TRITON_ASCEND} (about 55 MB, with pybind11) into {root}, once; the environment's "
-        "triton is not touched",
-        file=sys.stderr,
+        "triton is not touched"
     )
     partial = root.with_name(root.name + ".partial")
+    if partial.is_symlink() or partial.is_file():
+        partial.unlink()
+    elif partial.exists():
+        shutil.rmtree(partial)  # an install cut short (we hold the lock: nobody else writes there)
     command = [*wheel_cache._pip(), "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"]
     command += [str(partial), f"triton-ascend=={TRITON_ASCEND}", "pybind11"]
     try:
@@ -90,7 +121,6 @@ def _cached_install() -> TritonAscend:
             "directory holding it"
         )
     os.replace(partial, root)  # a half-installed directory is never taken for a finished one
-    return TritonAscend(root, _version_in(root), f"triton-ascend {TRITON_ASCEND} wheel ({root})")
 
 
 def worker_env(triton_ascend: TritonAscend) -> dict[str, str]:

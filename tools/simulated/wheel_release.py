@@ -138,68 +138,95 @@ def _torch_requirement(archive: zipfile.ZipFile, version: str) -> str:
     return row.torch
 
 
+FILES = "FILES"  # written last into an unpacked tree: the list of its files (tools/cache_entry.py)
+
+
 def unpacked(version: str, announce: Callable[[str], None] | None = None) -> WheelTree:
     """The pure-Python tree of torch_npu ``version``: downloaded (once, into the survey's cache) and unpacked (once,
-    atomically: a half-unpacked tree is never seen) into ``<cache>/../torch_npu_python/<version>``."""
+    atomically: a half-unpacked tree is never seen) into ``<cache>/../torch_npu_python/<version>``; checked against
+    its list of files and its release on each use, and unpacked again when damaged (issue #44)."""
+    from npu_inductor_compat.tools import cache_entry
     from npu_inductor_compat.tools import wheel_cache as survey  # the wheel cache, once part of the survey
 
     say = announce or (lambda message: print(message, file=sys.stderr, flush=True))
     wheels = survey.default_cache_dir()
     target = wheels.parent / UNPACKED_DIR / version
-    marker = target / "TORCH_REQUIREMENT"
-    if not marker.is_file():
-        try:
-            cached = survey.cached_wheel(version, wheels)
-        except survey.SurveyError as err:
-            raise WheelUnavailable(f"torch_npu {version}: {err}") from err
-        if cached is None:
-            size = survey.published_size(version)
-            how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
-            say(f"downloading the torch_npu {version} wheel ({how_big}) into {wheels}, once (never installed) ...")
-        try:
-            wheel = survey.fetch(version, wheels)
-        except survey.SurveyError as err:
-            raise WheelUnavailable(f"torch_npu {version}: cannot download its wheel: {err}") from err
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with tempfile.TemporaryDirectory(dir=target.parent) as scratch, zipfile.ZipFile(wheel) as archive:
-                torch = _torch_requirement(archive, version)
-                archive.extractall(scratch, [name for name in archive.namelist() if _keep(name)])
-                natives = sorted(filter(None, map(_native_module, archive.namelist())))
-                (Path(scratch) / NATIVE_LIST).write_text("".join(f"{name}\n" for name in natives))
-                (Path(scratch) / marker.name).write_text(torch + "\n")
-                if target.exists():  # a tree another process finished meanwhile (or an unusable leftover)
-                    if marker.is_file():
-                        return _tree(version, target)
-                    raise WheelUnavailable(f"{target} exists without {marker.name}: remove it and retry")
-                os.replace(scratch, target)
-                os.mkdir(scratch)  # TemporaryDirectory removes its (now moved) directory on exit
-        except survey.DAMAGED as err:
-            raise WheelUnavailable(f"torch_npu {version}: {survey.damaged(wheel, err)}") from err
-        except OSError as err:
-            raise WheelUnavailable(f"torch_npu {version}: cannot unpack {wheel}: {err}") from err
-    return _tree(version, target)
+    if _problem(version, target) is None:
+        return WheelTree(version, pairs.pair(version).torch, target)
+    hint = f"set {survey.WHEEL_CACHE_ENV} to move the cache"
+    try:
+        cache_entry.real_folder(target.parent, hint)
+        with cache_entry.lock(target.with_name(version + ".lock"), f"torch_npu {version}'s Python tree", say, hint):
+            problem = _problem(version, target)
+            if problem is not None:
+                if problem != "it is missing":
+                    cache_entry.set_aside(target, problem, say)
+                _unpack(version, _wheel(version, wheels, say), target)
+                problem = _problem(version, target)
+    except cache_entry.CacheUnusable as err:
+        raise WheelUnavailable(f"torch_npu {version}: {err}") from None
+    if problem is not None:
+        raise WheelUnavailable(f"torch_npu {version}: the tree unpacked into {target} is not right: {problem}")
+    return WheelTree(version, pairs.pair(version).torch, target)
+
+
+def _wheel(version: str, wheels: Path, say: Callable[[str], None]) -> Path:
+    from npu_inductor_compat.tools import wheel_cache as survey
+
+    try:
+        cached = survey.cached_wheel(version, wheels)
+    except survey.SurveyError as err:
+        raise WheelUnavailable(f"torch_npu {version}: {err}") from err
+    if cached is not None:
+        return cached
+    size = survey.published_size(version)
+    how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
+    say(f"downloading the torch_npu {version} wheel ({how_big}) into {wheels}, once (never installed) ...")
+    try:
+        return survey.fetch(version, wheels)
+    except survey.SurveyError as err:
+        raise WheelUnavailable(f"torch_npu {version}: cannot download its wheel: {err}") from err
+
+
+def _unpack(version: str, wheel: Path, target: Path) -> None:
+    """The wheel's pure-Python files into a scratch folder, listed, then renamed to ``target`` (the caller holds
+    the entry's lock and has set aside whatever was there)."""
+    from npu_inductor_compat.tools import cache_entry
+    from npu_inductor_compat.tools import wheel_cache as survey
+
+    try:
+        with tempfile.TemporaryDirectory(dir=target.parent) as scratch, zipfile.ZipFile(wheel) as archive:
+            torch = _torch_requirement(archive, version)
+            archive.extractall(scratch, [name for name in archive.namelist() if _keep(name)])
+            natives = sorted(filter(None, map(_native_module, archive.namelist())))
+            (Path(scratch) / NATIVE_LIST).write_text("".join(f"{name}\n" for name in natives))
+            (Path(scratch) / "TORCH_REQUIREMENT").write_text(torch + "\n")
+            cache_entry.write_list(Path(scratch), FILES, {"wheel": wheel.name})
+            os.replace(scratch, target)
+            os.mkdir(scratch)  # TemporaryDirectory removes its (now moved) directory on exit
+    except survey.DAMAGED as err:
+        raise WheelUnavailable(f"torch_npu {version}: {survey.damaged(wheel, err)}") from err
+    except OSError as err:
+        raise WheelUnavailable(f"torch_npu {version}: cannot unpack {wheel}: {err}") from err
 
 
 VERSION_LINE = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
 
 
-def _tree(version: str, target: Path) -> WheelTree:
-    """The unpacked tree, checked on use (issue #44): its marker names the torch the release requires, its
-    torch_npu/version.py is the release's, its _inductor package is there; else an error naming the tree."""
-    torch = (target / "TORCH_REQUIREMENT").read_text().strip() if (target / "TORCH_REQUIREMENT").is_file() else ""
+def _problem(version: str, target: Path) -> str | None:
+    """Why the tree in ``target`` is not torch_npu ``version``'s, as unpacked (None: it is): its list of files (each
+    there, of its size), its marker naming the torch the release requires, its torch_npu/version.py."""
+    from npu_inductor_compat.tools import cache_entry
+
+    damage = cache_entry.damage(target, FILES)
+    if damage is not None:
+        return damage
+    marker = target / "TORCH_REQUIREMENT"
+    torch = marker.read_text().strip() if marker.is_file() else ""
+    if torch != pairs.pair(version).torch:
+        return f"its TORCH_REQUIREMENT says {torch!r}, the release requires {pairs.pair(version).torch!r}"
     version_file = target / PACKAGE / "version.py"
     found = VERSION_LINE.search(version_file.read_text()) if version_file.is_file() else None
-    problems = []
-    if torch != pairs.pair(version).torch:
-        problems.append(f"its TORCH_REQUIREMENT says {torch!r}, the release requires {pairs.pair(version).torch!r}")
     if found is None or found.group(1) != version:
-        problems.append(f"its torch_npu/version.py says {found.group(1) if found else 'nothing'!r}")
-    if not (target / PACKAGE / "_inductor" / "__init__.py").is_file():
-        problems.append("it has no torch_npu/_inductor package (unpacked half-way?)")
-    if problems:
-        raise WheelUnavailable(
-            f"torch_npu {version}: the unpacked tree {target} is not that release's: {'; '.join(problems)}; delete "
-            "it, and it is unpacked again from the cached wheel"
-        )
-    return WheelTree(version, torch, target)
+        return f"its torch_npu/version.py says {found.group(1) if found else 'nothing'!r}"
+    return None
