@@ -1,26 +1,49 @@
-"""An unusable simulated-NPU extension cache stops `codegen` before the script runs, naming the cache and the fix,
-with its own exit code (3), never a traceback that blames the script (issue #44); in fresh interpreters."""
+"""An unusable cache (the simulated NPU's extension, the torch_npu wheel's tree) stops `codegen` before the script
+runs, naming it and the fix, with its own exit code (3), never a traceback that blames the script (issue #44)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "pointwise_reduction.py"
-pytestmark = [pytest.mark.subprocess, pytest.mark.once]  # the cache's checks do not depend on torch's Inductor
+pytestmark = pytest.mark.subprocess
 
 
-def _codegen(tmp_path: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+def _codegen(tmp_path: Path, cache: Path, variable: str = "NPU_INDUCTOR_COMPAT_EXTENSION_CACHE") -> Any:
     import os
 
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--out", str(tmp_path / "out")]
-    env = {**os.environ, "NPU_INDUCTOR_COMPAT_EXTENSION_CACHE": str(cache)}
+    env = {**os.environ, variable: str(cache)}
     return subprocess.run([*command, "--quiet"], capture_output=True, text=True, timeout=600, check=False, env=env)
 
 
+def test_a_linked_torch_npu_tree_folder_exits_3_naming_it_before_the_script_runs(tmp_path: Path) -> None:
+    """Where torch_npu's own codegen is the default (a paired torch): its tree cache's folder is a link."""
+    import torch
+
+    from npu_inductor_compat.tools.simulated import wheel_release
+
+    try:
+        wheel_release.paired_release(torch.__version__)
+    except wheel_release.WheelUnavailable:
+        pytest.skip(f"no torch_npu release is paired with torch {torch.__version__}")
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / wheel_release.UNPACKED_DIR).symlink_to(tmp_path / "elsewhere")
+    done = _codegen(tmp_path, tmp_path / "wheels", "NPU_INDUCTOR_COMPAT_WHEEL_CACHE")
+    assert done.returncode == 3, done.stderr[-3000:]
+    folder = tmp_path / wheel_release.UNPACKED_DIR
+    assert f"the cache folder {folder} is a symbolic link; remove it" in done.stderr, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "os._exit" not in done.stderr
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+@pytest.mark.once  # the extension cache's checks do not depend on torch's Inductor
 @pytest.mark.parametrize("damage", ["root-is-a-file", "folder-is-a-file"])
 def test_an_unusable_extension_cache_exits_3_naming_it_before_the_script_runs(damage: str, tmp_path: Path) -> None:
     cache = tmp_path / "cache"

@@ -25,7 +25,7 @@ from npu_inductor_compat.tools.simulated.codegen_env import (
 )
 from npu_inductor_compat.tools.simulated.codegen_report import Outcome, Progress, verdict, without_fix_notes
 
-SETUP_FAILED = 3  # the simulated NPU could not be set up (its cache, its build): the script never ran
+SETUP_FAILED = 3  # the simulated NPU or the provider could not be set up (a cache, a build): the script never ran
 
 
 def run(inv: Invocation) -> int:
@@ -58,8 +58,8 @@ def run(inv: Invocation) -> int:
         deactivate()
         run_stack.close()  # the provider choice, and for torch_npu-wheel the deep stand-in and its backend
         device.use_soc(previous_soc)
-    if outcome is None:
-        return 1
+    if isinstance(outcome, int):
+        return outcome
     return verdict(inv.args, outcome, inv.output.root, progress)
 
 
@@ -91,21 +91,22 @@ def _provider(inv: Invocation, run_stack: ExitStack, progress: Progress) -> tupl
     return contextlib.nullcontext(deep), events  # the deep stand-in is already in place
 
 
-def _generate(inv: Invocation, run_stack: ExitStack, progress: Progress) -> Outcome | None:
-    """Activate, run the script, write --out; None when the provider or the activation failed (said)."""
+def _generate(inv: Invocation, run_stack: ExitStack, progress: Progress) -> Outcome | int:
+    """Activate, run the script, write --out; the exit code when the provider (SETUP_FAILED) or the activation
+    (1) failed (said)."""
     from npu_inductor_compat.activation import activate, status
     from npu_inductor_compat.tools.simulated import device
 
     provided = _provider(inv, run_stack, progress)
     if provided is None:
-        return None
+        return SETUP_FAILED  # the script never ran
     standin_context, events = provided
     args = inv.args
     try:
         report = activate(args.backend, disable=args.without_fix)
     except (ImportError, ValueError, RuntimeError) as err:
         print(f"npu_inductor_compat codegen: activation failed, nothing applied: {err}", file=sys.stderr)
-        return None
+        return 1
     import torch
 
     for note in without_fix_notes(args.without_fix, report, torch.__version__):

@@ -86,7 +86,8 @@ def serve(run: Run) -> None:
                     if worker is None:
                         return  # it could not start (recorded): the other slots take the rest
                 if not worker.send({"file": str(path), "skip": skip}):
-                    worker = _gone(run, worker, path, None, "it closed its input")
+                    _gone(run, worker, path, None, "it closed its input")
+                    worker = None
                     break
                 current, ended = _follow(run, worker, path, skip)
                 if ended == "done":
@@ -95,7 +96,8 @@ def serve(run: Run) -> None:
                     _stopped(run, current, worker)
                     worker = None
                     return
-                worker = _gone(run, worker, path, current, ended)
+                _gone(run, worker, path, current, ended)
+                worker = None
                 if current is None:
                     break  # it died between configs: the file is recorded so, the next goes on
                 skip.append(current["key"])  # recorded as hung or dead: the next worker goes on after it
@@ -184,7 +186,7 @@ def _gone(run: Run, worker: Worker, path: Path, current: dict[str, Any] | None, 
     if current is None:
         message = f"the triton-ascend worker {how} outside any config:\n{tail(stderr) or NO_OUTPUT}"
         run.record({"file": str(path), "config": None, "stage": None, "ok": False, "error": message, "lost": True})
-        return None
+        return
     run.record(
         {
             "file": current["file"],
@@ -197,7 +199,6 @@ def _gone(run: Run, worker: Worker, path: Path, current: dict[str, Any] | None, 
             "lost": True,
         }
     )
-    return None
 
 
 def _stopped(run: Run, current: dict[str, Any] | None, worker: Worker) -> None:
