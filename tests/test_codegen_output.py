@@ -243,7 +243,7 @@ def test_a_lock_file_that_is_a_link_is_refused(tmp_path: Path, outside: Path) ->
     out = tmp_path / "out"
     out.mkdir()
     (out / output_module.LOCK).symlink_to(outside / "victim.txt")
-    with pytest.raises(UsageError, match="is a symlink"):
+    with pytest.raises(UsageError, match="is a symbolic link; remove it"):
         prepare_output(out, False)
     (out / output_module.LOCK).unlink()
     os.link(outside / "victim.txt", out / output_module.LOCK)

@@ -37,23 +37,42 @@ def _holder(fd: int) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+class LockRefused(Exception):
+    """A lock file that is not a plain file of its own: ``reason`` says what it is."""
+
+    def __init__(self, reason: str, err: OSError | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.err = reason, err
+
+
+def open_lock(name: str | Path, dir_fd: int | None = None) -> int:
+    """A lock file opened (created if absent) for reading and writing, never through a link; LockRefused when it is
+    a link, a hard link, a FIFO or a device, or cannot be opened. Shared by every cache and by --out."""
+    try:
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644, dir_fd=dir_fd)
+    except OSError as err:
+        raise LockRefused("a symbolic link" if err.errno == errno.ELOOP else "unopenable", err) from None
+    found = os.fstat(fd)
+    if not stat.S_ISREG(found.st_mode) or found.st_nlink != 1:
+        os.close(fd)
+        raise LockRefused("not a plain file of its own (a hard link, a FIFO?)")
+    return fd
+
+
 @contextlib.contextmanager
 def lock(path: Path, what: str, note: Note, hint: str) -> Iterator[None]:
     """An exclusive lock on ``path`` (flock: the kernel drops it when its holder dies) whose file names the
     holder's pid; waits, saying for whom. Never opened through a link: truncating it would empty whatever file the
     link names (issue #44). ``hint``: how to move the cache, for the errors."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as err:
-        if err.errno == errno.ELOOP:
+        fd = open_lock(path)
+    except LockRefused as refused:
+        if refused.err is not None and refused.reason == "unopenable":
             raise CacheUnusable(
-                f"the lock {path} is a symbolic link; remove it (the cache never writes through one), or {hint}"
+                f"cannot open the lock {path} ({refused.err.strerror or refused.err}); {hint}"
             ) from None
-        raise CacheUnusable(f"cannot open the lock {path} ({err.strerror or err}); {hint}") from None
-    found = os.fstat(fd)
-    if not stat.S_ISREG(found.st_mode) or found.st_nlink != 1:
-        os.close(fd)
-        raise CacheUnusable(f"the lock {path} is not a plain file of its own (a hard link, a FIFO?); remove it")
+        never = " (the cache never writes through one)" if refused.err is not None else ""
+        raise CacheUnusable(f"the lock {path} is {refused.reason}; remove it{never}, or {hint}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -142,3 +161,20 @@ def set_aside(folder: Path, why: str, note: Note) -> None:
     aside = folder.with_name(f"{folder.name}.damaged-{os.getpid()}")
     os.replace(folder, aside)
     shutil.rmtree(aside, ignore_errors=True)  # rmtree never follows a link inside it
+
+
+def ensure(
+    target: Path, what: str, problem: Callable[[], str | None], build: Callable[[], None], note: Note, hint: str
+) -> None:
+    """The cache entry ``target`` as ``problem()`` wants it (None: nothing wrong), else built by ``build()`` under
+    its lock (a run that waited finds it built), whatever was there set aside first, saying why."""
+    if problem() is None:
+        return
+    real_folder(target.parent, hint)
+    with lock(target.with_name(target.name + ".lock"), what, note, hint):
+        found = problem()
+        if found is None:  # built by the holder we waited for
+            return
+        if found != "it is missing":
+            set_aside(target, found, note)
+        build()

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -138,3 +139,15 @@ def fetch(spec: str, cache: Path | None = None, timeout: float = 1800) -> Path:
     if found is None:
         raise SurveyError(f"could not download {requirement} into {cache}: {problem or 'no matching wheel'}")
     return found
+
+
+def obtain(version: str, cache: Path, say: Callable[[str], None], purpose: str) -> Path:
+    """torch_npu ``version``'s wheel: the cached one, else downloaded into ``cache`` once, saying so first (how big,
+    and ``purpose``, e.g. "for its C++ headers"). SurveyError when neither works (a link or a FIFO under its name)."""
+    cached = cached_wheel(version, cache)
+    if cached is not None:
+        return cached
+    size = published_size(version)
+    how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
+    say(f"downloading the torch_npu {version} wheel ({how_big}) into {cache}, once, {purpose} (never installed) ...")
+    return fetch(version, cache)

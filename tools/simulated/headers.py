@@ -95,16 +95,15 @@ def _wheel_headers(version: str) -> HeaderSource:
     wheels = wheel_cache.default_cache_dir()
     hint = f"set {wheel_cache.WHEEL_CACHE_ENV} to move the cache, or {INCLUDE_ENV} to use other headers"
     target = wheels.parent / "torch_npu_include" / version
-    if _damage(target, version) is None:
-        return HeaderSource(target, f"torch_npu {version} wheel")
     try:
-        cache_entry.real_folder(target.parent, hint)
-        with cache_entry.lock(target.with_name(version + ".lock"), f"torch_npu {version}'s headers", _say, hint):
-            damage = _damage(target, version)
-            if damage is not None:
-                if damage != "it is missing":
-                    cache_entry.set_aside(target, damage, _say)
-                _unpack_include(_wheel(version, wheels), target)
+        cache_entry.ensure(
+            target,
+            f"torch_npu {version}'s headers",
+            lambda: _damage(target, version),
+            lambda: _unpack_include(_wheel(version, wheels), target),
+            _say,
+            hint,
+        )
     except cache_entry.CacheUnusable as err:
         raise HeaderCheckUnavailable(str(err)) from None
     except wheel_cache.DAMAGED as err:
@@ -136,22 +135,10 @@ def _wheel(version: str, wheels: Path) -> Path:
     from npu_inductor_compat.tools import wheel_cache
 
     try:
-        cached = wheel_cache.cached_wheel(version, wheels)
-    except wheel_cache.SurveyError as err:
-        raise HeaderCheckUnavailable(f"{err}; or set {INCLUDE_ENV} to torch_npu's include dir") from err
-    if cached is not None:
-        return cached
-    size = wheel_cache.published_size(version)
-    how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
-    _say(
-        f"downloading the torch_npu {version} wheel ({how_big}) into {wheels}, once, for its C++ headers (never "
-        "installed or imported) ..."
-    )
-    try:
-        return wheel_cache.fetch(version, wheels)
+        return wheel_cache.obtain(version, wheels, _say, "for its C++ headers")
     except wheel_cache.SurveyError as err:
         raise HeaderCheckUnavailable(
-            f"downloading torch_npu {version}'s headers failed ({err}); set {INCLUDE_ENV} to its include dir"
+            f"torch_npu {version}'s headers: {err}; or set {INCLUDE_ENV} to torch_npu's include dir"
         ) from err
 
 

@@ -187,37 +187,20 @@ def _gone(run: Run, worker: Worker, path: Path, current: dict[str, Any] | None, 
         message = f"the triton-ascend worker {how} outside any config:\n{tail(stderr) or NO_OUTPUT}"
         run.record({"file": str(path), "config": None, "stage": None, "ok": False, "error": message, "lost": True})
         return
-    run.record(
-        {
-            "file": current["file"],
-            "kernel": current["kernel"],
-            "config": current["config"],
-            "stage": current.get("reached"),
-            "ok": False,
-            "error": f"the compiler {how} in stage {current['stage']}:\n{tail(stderr)}",
-            "seconds": {},
-            "lost": True,
-        }
-    )
+    run.record(_lost(current, f"the compiler {how} in stage {current['stage']}:\n{tail(stderr)}"))
 
 
 def _stopped(run: Run, current: dict[str, Any] | None, worker: Worker) -> None:
     """The budget ran out in a config: record it as stopped, naming its kernel and stage."""
     worker.stop()
     if current is not None:
-        run.record(
-            {
-                "file": current["file"],
-                "kernel": current["kernel"],
-                "config": current["config"],
-                "stage": current.get("reached"),
-                "ok": False,
-                "error": f"stopped in stage {current['stage']}: {budget_text(run)}",
-                "seconds": {},
-                "unchecked": True,
-                "lost": True,
-            }
-        )
+        run.record({**_lost(current, f"stopped in stage {current['stage']}: {budget_text(run)}"), "unchecked": True})
+
+
+def _lost(current: dict[str, Any], error: str) -> dict[str, Any]:
+    """The result of the config in work (its "start" event) that its worker never gave: hung, dead or stopped."""
+    found = {key: current[key] for key in ("file", "kernel", "config")}
+    return {**found, "stage": current.get("reached"), "ok": False, "error": error, "seconds": {}, "lost": True}
 
 
 def budget_text(run: Run) -> str:

@@ -10,6 +10,8 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
+from npu_inductor_compat.tools import cache_entry
+
 MANIFEST = "codegen_manifest.json"
 MANIFEST_TOOL = "npu-inductor-compat codegen"
 MANIFEST_VERSION = 1
@@ -244,16 +246,13 @@ def _take_lock(out: Path, root_fd: int) -> int:
     """flock on --out/.codegen.lock (fails fast when held, naming the holder); the file then holds our pid."""
     for _ in range(5):  # a holder that ends between our open and our flock removes the file: open it again
         try:
-            fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=root_fd)
-        except OSError as err:
-            if err.errno == errno.ELOOP:
-                message = f"{LOCK} is a symlink; remove it (codegen never writes through one)"
-                raise UsageError(f"--out {out}: {message}") from None
-            raise UsageError(f"--out {out}: cannot write there ({err.strerror or err})") from None
+            fd = cache_entry.open_lock(LOCK, dir_fd=root_fd)
+        except cache_entry.LockRefused as refused:
+            if refused.reason == "unopenable" and refused.err is not None:
+                raise UsageError(f"--out {out}: cannot write there ({refused.err.strerror or refused.err})") from None
+            never = " (codegen never writes through one)" if refused.err is not None else ""
+            raise UsageError(f"--out {out}: {LOCK} is {refused.reason}; remove it{never}") from None
         found = os.fstat(fd)
-        if not stat.S_ISREG(found.st_mode) or found.st_nlink != 1:
-            os.close(fd)
-            raise UsageError(f"--out {out}: {LOCK} is not a plain file of its own (a hard link?); remove it")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

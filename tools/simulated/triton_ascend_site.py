@@ -66,18 +66,10 @@ def _cached_install() -> TritonAscend:
 
     root = wheel_cache.default_cache_dir().parent / "triton_ascend" / TRITON_ASCEND
     source = f"triton-ascend {TRITON_ASCEND} wheel ({root})"
-    if _install_damage(root) is None:
-        return TritonAscend(root, _version_in(root), source)
     hint = f"set {SITE_ENV} to a directory holding triton-ascend, or {wheel_cache.WHEEL_CACHE_ENV} to move the cache"
     try:
-        cache_entry.real_folder(root.parent, hint)
         what = f"the triton-ascend {TRITON_ASCEND} install"
-        with cache_entry.lock(root.with_name(root.name + ".lock"), what, _say, hint):
-            damage = _install_damage(root)
-            if damage is not None:  # else installed by the holder we waited for
-                if damage != "it is missing":
-                    cache_entry.set_aside(root, damage, _say)
-                _install(root)
+        cache_entry.ensure(root, what, lambda: _install_damage(root), lambda: _install(root), _say, hint)
     except cache_entry.CacheUnusable as err:
         raise KernelCheckUnavailable(str(err)) from None
     return TritonAscend(root, _version_in(root), source)

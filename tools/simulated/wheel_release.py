@@ -151,20 +151,19 @@ def unpacked(version: str, announce: Callable[[str], None] | None = None) -> Whe
     say = announce or (lambda message: print(message, file=sys.stderr, flush=True))
     wheels = survey.default_cache_dir()
     target = wheels.parent / UNPACKED_DIR / version
-    if _problem(version, target) is None:
-        return WheelTree(version, pairs.pair(version).torch, target)
     hint = f"set {survey.WHEEL_CACHE_ENV} to move the cache"
     try:
-        cache_entry.real_folder(target.parent, hint)
-        with cache_entry.lock(target.with_name(version + ".lock"), f"torch_npu {version}'s Python tree", say, hint):
-            problem = _problem(version, target)
-            if problem is not None:
-                if problem != "it is missing":
-                    cache_entry.set_aside(target, problem, say)
-                _unpack(version, _wheel(version, wheels, say), target)
-                problem = _problem(version, target)
+        cache_entry.ensure(
+            target,
+            f"torch_npu {version}'s Python tree",
+            lambda: _problem(version, target),
+            lambda: _unpack(version, _wheel(version, wheels, say), target),
+            say,
+            hint,
+        )
     except cache_entry.CacheUnusable as err:
         raise WheelUnavailable(f"torch_npu {version}: {err}") from None
+    problem = _problem(version, target)
     if problem is not None:
         raise WheelUnavailable(f"torch_npu {version}: the tree unpacked into {target} is not right: {problem}")
     return WheelTree(version, pairs.pair(version).torch, target)
@@ -174,18 +173,9 @@ def _wheel(version: str, wheels: Path, say: Callable[[str], None]) -> Path:
     from npu_inductor_compat.tools import wheel_cache as survey
 
     try:
-        cached = survey.cached_wheel(version, wheels)
+        return survey.obtain(version, wheels, say, "for its Python tree")
     except survey.SurveyError as err:
         raise WheelUnavailable(f"torch_npu {version}: {err}") from err
-    if cached is not None:
-        return cached
-    size = survey.published_size(version)
-    how_big = f"{size / 1e6:.0f} MB" if size else "size unknown"
-    say(f"downloading the torch_npu {version} wheel ({how_big}) into {wheels}, once (never installed) ...")
-    try:
-        return survey.fetch(version, wheels)
-    except survey.SurveyError as err:
-        raise WheelUnavailable(f"torch_npu {version}: cannot download its wheel: {err}") from err
 
 
 def _unpack(version: str, wheel: Path, target: Path) -> None:
