@@ -149,6 +149,22 @@ def run_python() -> PythonRunner:
     return _run_python
 
 
+@pytest.fixture
+def last_json_of() -> Callable[..., dict[str, Any]]:
+    """Run ``code`` with an argument in a fresh interpreter without TRITON_INTERPRET (the code sets Triton's
+    interpreter up itself) and give the JSON object its last line printed (its stderr when it fails)."""
+
+    def run(code: str, argument: str) -> dict[str, Any]:
+        env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
+        command = [sys.executable, "-c", code, argument]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        return found
+
+    return run
+
+
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """This environment less the package's overrides (ENV_KEYS), plus ``extra``: what a fresh interpreter gets."""
     return {**{k: v for k, v in os.environ.items() if k not in ENV_KEYS}, **(extra or {})}

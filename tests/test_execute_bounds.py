@@ -8,10 +8,7 @@ memory record), and torch_npu's tl.max(..., propagate_nan=True) runs as triton-a
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -80,23 +77,13 @@ journal.undo()
 """
 
 
-def _run(records: str) -> dict[str, object]:
-    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, records], capture_output=True, text=True, timeout=300, check=False, env=env
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 @pytest.mark.subprocess
-def test_the_records_make_a_dropped_mask_an_error_naming_the_tensor_and_max_propagate_nan() -> None:
+def test_the_records_make_a_dropped_mask_an_error_naming_the_tensor_and_max_propagate_nan(last_json_of: Any) -> None:
     """With both records: the guarded load runs right; the load without its mask, whose values tl.where discards,
     is an error naming in_ptr1 and its first element past the end; a store or atomic past the end too; a store past
     a view but inside its storage is allowed (on the device that memory is the tensor's allocation); tl.max with
     propagate_nan gives NaN for the row holding one."""
-    results = _run("both,bounds")
+    results = last_json_of(SCRIPT, "both,bounds")
     assert results["guarded"] == {"error": None, "right": True}, results
     dropped = results["dropped"]
     assert isinstance(dropped, dict) and not dropped["right"], results
@@ -109,11 +96,13 @@ def test_the_records_make_a_dropped_mask_an_error_naming_the_tensor_and_max_prop
 
 
 @pytest.mark.subprocess
-def test_without_them_the_interpreter_computes_through_the_dropped_mask_and_refuses_propagate_nan() -> None:
+def test_without_them_the_interpreter_computes_through_the_dropped_mask_and_refuses_propagate_nan(
+    last_json_of: Any,
+) -> None:
     """The reason for both records: Triton's interpreter reads host memory past the tensor and, the lanes discarded,
     gives the right values (a store past the end, unchecked, corrupts the host's heap: not tried); Triton's own
     tl.max has no propagate_nan."""
-    results = _run("")
+    results = last_json_of(SCRIPT, "")
     assert results["dropped"] == {"error": None, "right": True}, results
     assert "propagate_nan" in str(results["max"]), results
 

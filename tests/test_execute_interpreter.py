@@ -7,10 +7,7 @@ an embedding backward fused into a persistent reduction) adds every column, with
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+from typing import Any
 
 import pytest
 
@@ -46,22 +43,12 @@ journal.undo()
 """
 
 
-def _run(mode: str) -> dict[str, object]:
-    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=300, check=False, env=env
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
-def test_with_the_record_an_atomic_add_under_a_broadcast_mask_adds_every_column() -> None:
-    assert _run("with") == {"right": True, "columns": 8}
+def test_with_the_record_an_atomic_add_under_a_broadcast_mask_adds_every_column(last_json_of: Any) -> None:
+    assert last_json_of(SCRIPT, "with") == {"right": True, "columns": 8}
 
 
 @pytest.mark.upstream_limit
-def test_without_it_the_interpreter_adds_only_the_first_column() -> None:
+def test_without_it_the_interpreter_adds_only_the_first_column(last_json_of: Any) -> None:
     """Triton's interpreter (3.3 to 3.8) passes the broadcast mask to its C++ atomic_rmw as a strided view; 3.9's
     adds every column, so there the record changes nothing."""
     from importlib.metadata import version
@@ -69,6 +56,6 @@ def test_without_it_the_interpreter_adds_only_the_first_column() -> None:
     from packaging.version import Version
 
     if Version(version("triton")) >= Version("3.9"):
-        assert _run("without") == {"right": True, "columns": 8}
+        assert last_json_of(SCRIPT, "without") == {"right": True, "columns": 8}
     else:
-        assert _run("without") == {"right": False, "columns": 1}
+        assert last_json_of(SCRIPT, "without") == {"right": False, "columns": 1}
