@@ -96,3 +96,15 @@ def test_the_schedule_runs_the_model_corpus_per_core_line_and_a_plain_nox_does_n
     defaults = source[source.index("nox.options.sessions = [") :]
     assert "corpus" not in defaults[: defaults.index("]")]
     assert '".[models,test]"' in source  # the models extra, from a clean venv
+
+
+def test_ci_refuses_to_run_while_goldens_would_be_rewritten(tmp_path: Path) -> None:
+    """A golden rewritten in CI would be blessed without review: .ci/run stops first (before installing anything)."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "NPU_INDUCTOR_COMPAT_UPDATE_GOLDENS": "1", "PATH": str(tmp_path)}  # no python3: none runs
+    done = subprocess.run(
+        ["/bin/bash", str(ROOT / ".ci" / "run")], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 2 and "CI never rewrites goldens" in done.stderr, done.stderr

@@ -4,8 +4,9 @@
 # cpp_wrapper=True on the simulated NPU for ``sin(x) + 1`` once per metadata scenario (the simulated compiler metadata
 # goes through upstream's save_gpu_kernel and the autotuner fix, like real metadata), and each launch block is compared
 # with a golden file shared by every torch line (tests/golden/npu_launch/). The whole wrapper is built, linked and run
-# by tests/test_npu_wrapper_run.py. Set NPU_INDUCTOR_COMPAT_UPDATE_GOLDENS=1 to rewrite the goldens (and review the
-# diff).
+# by tests/test_npu_wrapper_run.py. NPU_INDUCTOR_COMPAT_UPDATE_GOLDENS=1 rewrites a golden that differs and fails
+# that test naming it (review the diff, run again without it); .ci/run refuses to run with it set. What this proves:
+# the launch block as generated equals the reviewed one; not that the reviewed one is right (the run test shows that).
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ pytestmark = [pytest.mark.subprocess, pytest.mark.build]
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden" / "npu_launch"
+UPDATE_GOLDENS = "NPU_INDUCTOR_COMPAT_UPDATE_GOLDENS"
 EMULATED_ACL = HERE / "emulated_acl"
 KERNEL = "triton_poi_fused_add_sin_0"
 XNUMEL = 264  # 2 blocks of 256 elements: per-block sizes are visibly multiplied
@@ -119,9 +121,11 @@ def launch_block(cpp: str) -> str:
 def test_launch_block_matches_the_golden_shared_by_every_torch_line(generated: dict[str, str], scenario: str) -> None:
     block = launch_block(generated[scenario])
     golden = GOLDEN / f"{scenario}.cpp"
-    if os.environ.get("NPU_INDUCTOR_COMPAT_UPDATE_GOLDENS") == "1":
+    if os.environ.get(UPDATE_GOLDENS) == "1" and (not golden.is_file() or golden.read_text() != block):
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(block)
+        # never blessed blind: the run that rewrites a golden fails, naming it, until its diff is reviewed
+        pytest.fail(f"{UPDATE_GOLDENS}=1 rewrote {golden}: review its diff, then run again without it")
     assert block == golden.read_text(), f"launch block for {scenario} differs from {golden}"
 
 
