@@ -218,6 +218,16 @@ def matrix(session: nox.Session) -> None:
 
 
 @nox.session
+def pypi_releases(session: nox.Session) -> None:
+    """PyPI's torch and torch_npu releases against the record the pairs test reads (tools/simulated/
+    pypi_releases.json): exit 1 naming what changed. Asks the network, so never run by CI; `-- --update` rewrites
+    the record (then review pairs.py)."""
+    session.install("packaging")
+    session.install("--no-deps", "--reinstall-package", "npu-inductor-compat", ".")
+    session.run("python", "-m", "npu_inductor_compat.tools.simulated.pypi_releases", *session.posargs)
+
+
+@nox.session
 def torch_npu_survey(session: nox.Session) -> None:
     """Released torch_npu wheels, read (never imported): which of our fixes each carries, whether each name we hook
     exists with the signature we rely on; rendered into torch_npu_survey.md. Wheels are downloaded once into

@@ -1,12 +1,9 @@
-"""The pairs table (tools/simulated/pairs.py): its shape, the tables derived from it, and each row against its wheel's
-METADATA and PyPI (slow tier: downloads)."""
+"""The pairs table (tools/simulated/pairs.py): its shape, the tables derived from it, each row against the recorded
+PyPI releases (no network) and its wheel's METADATA (slow tier: downloads)."""
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.error
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -15,9 +12,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from npu_inductor_compat.tools import wheel_cache
-from npu_inductor_compat.tools.simulated import headers, pairs, wheel_release, wheel_targets
-
-PLATFORM_WHEEL = re.compile(r"-cp311-cp311-manylinux[^-]*x86_64\.whl$")
+from npu_inductor_compat.tools.simulated import headers, pairs, pypi_releases, wheel_release, wheel_targets
 
 
 def _unlabelled(pin: str) -> Requirement:
@@ -70,41 +65,27 @@ def test_requires_torch_reads_the_pin_as_written() -> None:
         pairs.requires_torch("Name: torch_npu\nVersion: 2.9.0.post9\nRequires-Dist: torchvision\n\n")
 
 
-def _pypi_files(project: str) -> list[dict[str, object]]:
-    """PyPI's simple-API file list of ``project`` (skips the test when PyPI cannot be reached)."""
-    accept = {"Accept": "application/vnd.pypi.simple.v1+json"}
-    request = urllib.request.Request(f"https://pypi.org/simple/{project}/", headers=accept)
-    try:
-        with urllib.request.urlopen(request, timeout=60) as answer:
-            files: list[dict[str, object]] = json.load(answer)["files"]
-    except (OSError, ValueError, KeyError, urllib.error.URLError) as err:
-        pytest.skip(f"PyPI cannot be asked about {project} here (offline?): {err}")
-    return files
-
-
-def _versions(files: list[dict[str, object]], wheel: re.Pattern[str] | None = None) -> set[Version]:
-    found = set()
-    for item in files:
-        name = str(item.get("filename", ""))
-        if item.get("yanked") or not name.endswith(".whl") or (wheel is not None and not wheel.search(name)):
-            continue
-        found.add(Version(name.split("-")[1]))
-    return found
+def test_the_table_covers_every_torch_npu_line_pypi_had_and_its_torch_is_the_newest_allowed() -> None:
+    """Against the recorded PyPI lists (pypi_releases.json; `nox -s pypi_releases` asks PyPI again, outside CI):
+    every torch_npu line from the oldest the table covers has its newest build in the table (a new line or a new
+    postN build fails here once recorded), and each row's torch is the newest torch release its pin allows."""
+    record = pypi_releases.recorded()
+    newest: dict[tuple[int, ...], Version] = {}
+    for version in map(Version, record["torch-npu"]):
+        if not version.is_prerelease and version.release >= Version(pairs.OLDEST_LINE).release:
+            newest[version.release] = max(version, newest.get(version.release, version))
+    assert sorted(map(str, newest.values()), key=Version) == [row.torch_npu for row in pairs.PAIRS]
+    torches = [Version(torch) for torch in record["torch"]]
+    for row in pairs.PAIRS:
+        allowed = [torch for torch in torches if _unlabelled(row.pin).specifier.contains(torch)]
+        assert allowed and str(max(allowed)) == row.torch, (row, sorted(allowed))
 
 
 @pytest.mark.download
 @pytest.mark.once
-def test_every_row_is_its_wheels_metadata_and_no_pypi_release_is_missing() -> None:
+def test_every_row_is_its_wheels_metadata() -> None:
     """Each row's pin is its wheel's Requires-Dist as written (the wheel downloaded into the wheel cache, or
-    reused); its torch is the newest PyPI torch the pin allows; and every torch_npu line on PyPI from the oldest the
-    table covers has its newest release in the table (a new line or a new postN build fails here)."""
-    published = _versions(_pypi_files("torch-npu"), PLATFORM_WHEEL)
-    torches = {version for version in _versions(_pypi_files("torch")) if not version.local}
-    newest: dict[tuple[int, ...], Version] = {}
-    for version in published:
-        if not version.is_prerelease and version.release >= Version(pairs.OLDEST_LINE).release:
-            newest[version.release] = max(version, newest.get(version.release, version))
-    assert sorted(map(str, newest.values()), key=Version) == [row.torch_npu for row in pairs.PAIRS]
+    reused)."""
     for row in pairs.PAIRS:
         try:
             wheel = wheel_cache.fetch(row.torch_npu, wheel_cache.default_cache_dir())
@@ -113,5 +94,3 @@ def test_every_row_is_its_wheels_metadata_and_no_pypi_release_is_missing() -> No
         with zipfile.ZipFile(wheel) as archive:
             (metadata,) = [name for name in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", name)]
             assert pairs.requires_torch(archive.read(metadata).decode("utf-8")) == row.pin, row
-        allowed = [torch for torch in torches if _unlabelled(row.pin).specifier.contains(torch)]
-        assert allowed and str(max(allowed)) == row.torch, (row, sorted(allowed))
