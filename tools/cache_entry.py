@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import stat
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -158,7 +159,7 @@ def set_aside(folder: Path, why: str, note: Note) -> None:
     if folder.is_symlink() or not folder.is_dir():
         folder.unlink()
         return
-    aside = folder.with_name(f"{folder.name}.damaged-{os.getpid()}")
+    aside = folder.with_name(f"{folder.name}.damaged-{os.getpid()}-{time.monotonic_ns()}")
     os.replace(folder, aside)
     shutil.rmtree(aside, ignore_errors=True)  # rmtree never follows a link inside it
 

@@ -1,5 +1,5 @@
-"""The kernel checks' worker processes and their parent: one JSON event a line on the worker's original stdout
-(anything else it prints goes to stderr), and how a worker's end is told."""
+"""The kernel checks' worker processes and their parent: work in, a JSON message a line on the worker's stdin; one
+JSON event a line out on its original stdout (anything else it prints goes to stderr); how a worker's end is told."""
 
 from __future__ import annotations
 
