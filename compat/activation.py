@@ -178,7 +178,7 @@ def compiling_with_backend(requested: str | None, source: str) -> Iterator[None]
             if wanted != STATE.backend:
                 log.info("npu_inductor_compat: %s selects backend %r (was %r)", source, wanted, STATE.backend)
                 _activate(wanted, STATE.disabled, source)
-        with STATE.compiling():
+        with STATE.compiling() if STATE.active else contextlib.nullcontext():
             yield
 
 
