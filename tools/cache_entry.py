@@ -10,11 +10,17 @@ import json
 import os
 import shutil
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 Note = Callable[[str], None]
+
+
+def say(message: str) -> None:
+    """The caches' default note: one line on stderr."""
+    print(message, file=sys.stderr, flush=True)
 
 
 class CacheUnusable(RuntimeError):
@@ -127,9 +133,10 @@ def read_list(folder: Path, marker: str) -> dict[str, object] | None:
     return found if isinstance(found, dict) and isinstance(found.get("files"), dict) else None
 
 
-def damage(folder: Path, marker: str) -> str | None:
+def damage(folder: Path, marker: str, expect: Callable[[dict[str, object]], str | None] | None = None) -> str | None:
     """Why ``folder`` is not the entry its list describes (None: it is): a link, no list (built half-way, or by an
-    older version of this package), a file missing, not a plain file, or of another size. A stat per file."""
+    older version of this package), a file missing, not a plain file, or of another size (a stat per file); or what
+    ``expect`` finds wrong in the list's own fields."""
     if folder.is_symlink():
         return "it is a symbolic link"
     if not folder.exists():
@@ -148,7 +155,7 @@ def damage(folder: Path, marker: str) -> str | None:
             return f"{name} is not a plain file"
         if found.st_size != size:
             return f"{name} is {found.st_size} bytes, it was {size} when built"
-    return None
+    return None if expect is None else expect(listed)
 
 
 def set_aside(folder: Path, why: str, note: Note) -> None:
@@ -168,7 +175,8 @@ def ensure(
     target: Path, what: str, problem: Callable[[], str | None], build: Callable[[], None], note: Note, hint: str
 ) -> None:
     """The cache entry ``target`` as ``problem()`` wants it (None: nothing wrong), else built by ``build()`` under
-    its lock (a run that waited finds it built), whatever was there set aside first, saying why."""
+    its lock (a run that waited finds it built), whatever was there set aside first, saying why; CacheUnusable when
+    what was built is still not right (a wrong download)."""
     if problem() is None:
         return
     real_folder(target.parent, hint)
@@ -179,3 +187,6 @@ def ensure(
         if found != "it is missing":
             set_aside(target, found, note)
         build()
+        found = problem()
+        if found is not None:
+            raise CacheUnusable(f"the cache entry {target} was built and is still not right: {found}")

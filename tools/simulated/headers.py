@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import sysconfig
 import tempfile
 import zipfile
@@ -101,7 +100,7 @@ def _wheel_headers(version: str) -> HeaderSource:
             f"torch_npu {version}'s headers",
             lambda: _damage(target, version),
             lambda: _unpack_include(_wheel(version, wheels), target),
-            _say,
+            cache_entry.say,
             hint,
         )
     except cache_entry.CacheUnusable as err:
@@ -120,22 +119,21 @@ def _wheel_headers(version: str) -> HeaderSource:
 
 def _damage(target: Path, version: str) -> str | None:
     """Why ``target`` is not torch_npu ``version``'s headers as unpacked (None: it is)."""
-    damage = cache_entry.damage(target, UNPACKED)
-    wheel = str((cache_entry.read_list(target, UNPACKED) or {}).get("wheel", ""))
-    if damage is None and not wheel.startswith(f"torch_npu-{version}-"):
+
+    def from_its_wheel(listed: dict[str, object]) -> str | None:
+        wheel = str(listed.get("wheel", ""))
+        if wheel.startswith(f"torch_npu-{version}-"):
+            return None
         return f"it was unpacked from {wheel or 'no wheel named'}, not from torch_npu {version}'s"
-    return damage
 
-
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    return cache_entry.damage(target, UNPACKED, from_its_wheel)
 
 
 def _wheel(version: str, wheels: Path) -> Path:
     from npu_inductor_compat.tools import wheel_cache
 
     try:
-        return wheel_cache.obtain(version, wheels, _say, "for its C++ headers")
+        return wheel_cache.obtain(version, wheels, cache_entry.say, "for its C++ headers")
     except wheel_cache.SurveyError as err:
         raise HeaderCheckUnavailable(
             f"torch_npu {version}'s headers: {err}; or set {INCLUDE_ENV} to torch_npu's include dir"

@@ -17,7 +17,7 @@ from npu_inductor_compat.patching import Patch
 from npu_inductor_compat.tools.simulated import kernel_verdicts as verdicts
 from npu_inductor_compat.tools.simulated.kernel_plan import by_kernel_file, plan_check
 from npu_inductor_compat.tools.simulated.kernel_progress import KernelProgress
-from npu_inductor_compat.tools.simulated.kernel_workers import Run, budget_text, serve
+from npu_inductor_compat.tools.simulated.kernel_workers import Run, budget_text, failure, serve
 from npu_inductor_compat.tools.simulated.triton_ascend_site import (
     KernelCheckUnavailable,
     TritonAscend,
@@ -121,7 +121,7 @@ def _lower(
         why = f"not checked: {budget_text(run)}"
         for path in files:
             if str(path) not in reached:
-                run.record({**_unchecked(str(path), why), "config": None, "stage": None})
+                run.record({**failure(why, str(path)), "seconds": {}, "unchecked": True})
     return run.results
 
 
@@ -129,11 +129,7 @@ def _slot(run: Run) -> None:
     try:
         serve(run)
     except Exception as err:  # a fault of ours: the rest of the check goes on in the other slots
-        run.record({"file": None, "config": None, "stage": None, "ok": False, "error": repr(err), "lost": True})
-
-
-def _unchecked(file: str, why: str) -> dict[str, Any]:
-    return {"file": file, "ok": False, "error": why, "seconds": {}, "unchecked": True, "lost": True}
+        run.record(failure(repr(err)))
 
 
 def available_cores() -> int:

@@ -118,11 +118,11 @@ def _ready(run: Run, worker: Worker) -> Worker | None:
                 return None
             worker.stop()
             how = f"not ready in {run.start_limit:.0f} s (start-up)"
-            run.record(_orphan(f"the triton-ascend worker failed ({how}):\n{NO_OUTPUT}"))
+            run.record(failure(f"the triton-ascend worker failed ({how}):\n{NO_OUTPUT}"))
             return None
         if line is None:
             said = tail(worker.stop()) or NO_OUTPUT
-            run.record(_orphan(f"the triton-ascend worker failed ({exit_text(worker.code or 0)}):\n{said}"))
+            run.record(failure(f"the triton-ascend worker failed ({exit_text(worker.code or 0)}):\n{said}"))
             return None
         event = _event(run, line)
         if event.get("event") == "ready":
@@ -185,7 +185,7 @@ def _gone(run: Run, worker: Worker, path: Path, current: dict[str, Any] | None, 
         how = f"died ({exit_text(worker.code)})" if worker.code is not None else f"died ({ended})"
     if current is None:
         message = f"the triton-ascend worker {how} outside any config:\n{tail(stderr) or NO_OUTPUT}"
-        run.record({"file": str(path), "config": None, "stage": None, "ok": False, "error": message, "lost": True})
+        run.record(failure(message, str(path)))
         return
     run.record(_lost(current, f"the compiler {how} in stage {current['stage']}:\n{tail(stderr)}"))
 
@@ -207,5 +207,6 @@ def budget_text(run: Run) -> str:
     return f"the check's budget of {run.budget or 0:.0f} s ran out"
 
 
-def _orphan(message: str) -> dict[str, Any]:
-    return {"file": None, "config": None, "stage": None, "ok": False, "error": message, "lost": True}
+def failure(message: str, file: str | None = None) -> dict[str, Any]:
+    """A result no worker gave: of ``file`` as a whole (no config), or of none (the worker, the check itself)."""
+    return {"file": file, "config": None, "stage": None, "ok": False, "error": message, "lost": True}

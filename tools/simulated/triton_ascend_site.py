@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,7 +68,7 @@ def _cached_install() -> TritonAscend:
     hint = f"set {SITE_ENV} to a directory holding triton-ascend, or {wheel_cache.WHEEL_CACHE_ENV} to move the cache"
     try:
         what = f"the triton-ascend {TRITON_ASCEND} install"
-        cache_entry.ensure(root, what, lambda: _install_damage(root), lambda: _install(root), _say, hint)
+        cache_entry.ensure(root, what, lambda: _install_damage(root), lambda: _install(root), cache_entry.say, hint)
     except cache_entry.CacheUnusable as err:
         raise KernelCheckUnavailable(str(err)) from None
     return TritonAscend(root, _version_in(root), source)
@@ -85,14 +84,10 @@ def _install_damage(root: Path) -> str | None:
     return installed_damage(root)
 
 
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def _install(root: Path) -> None:
-    from npu_inductor_compat.tools import wheel_cache
+    from npu_inductor_compat.tools import cache_entry, wheel_cache
 
-    _say(
+    cache_entry.say(
         f"installing triton-ascend {TRITON_ASCEND} (about 55 MB, with pybind11) into {root}, once; the environment's "
         "triton is not touched"
     )

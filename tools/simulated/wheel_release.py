@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import tempfile
 import zipfile
 from collections.abc import Callable
@@ -148,7 +147,7 @@ def unpacked(version: str, announce: Callable[[str], None] | None = None) -> Whe
     from npu_inductor_compat.tools import cache_entry
     from npu_inductor_compat.tools import wheel_cache as survey  # the wheel cache, once part of the survey
 
-    say = announce or (lambda message: print(message, file=sys.stderr, flush=True))
+    say = announce or cache_entry.say
     wheels = survey.default_cache_dir()
     target = wheels.parent / UNPACKED_DIR / version
     hint = f"set {survey.WHEEL_CACHE_ENV} to move the cache"
@@ -163,9 +162,6 @@ def unpacked(version: str, announce: Callable[[str], None] | None = None) -> Whe
         )
     except cache_entry.CacheUnusable as err:
         raise WheelUnavailable(f"torch_npu {version}: {err}") from None
-    problem = _problem(version, target)
-    if problem is not None:
-        raise WheelUnavailable(f"torch_npu {version}: the tree unpacked into {target} is not right: {problem}")
     return WheelTree(version, pairs.pair(version).torch, target)
 
 
