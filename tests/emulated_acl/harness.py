@@ -66,9 +66,12 @@ def run_plan(
     path = directory / "plan.json"
     path.write_text(json.dumps(plan))
     queue = ("TASK_QUEUE_ENABLE", "ASCEND_LAUNCH_BLOCKING")  # torch_npu's default: the queue on, at level 1
+    verdicts = emulated_npu.torch_npu_home.parent / "isa_verdicts"  # one probe per test module (run_wrapper.py)
+    verdicts.mkdir(exist_ok=True)
     env = {
         **{key: value for key, value in os.environ.items() if key not in queue},
         **emulated_npu.env(),
+        "EMULATED_ACL_ISA_VERDICTS": str(verdicts),
         "NPU_INDUCTOR_COMPAT_AUTOLOAD": "0",
         **(env or {}),
     }

@@ -2,6 +2,7 @@
 
 # Usage: python run_wrapper.py PLAN.json  (prints one JSON line). The environment carries the build options the
 # package uses for device "npu" (NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME, ASCEND_HOME_PATH; see build.py).
+# EMULATED_ACL_ISA_VERDICTS, when set, names a folder where Inductor's CPU-ISA probe verdicts are shared.
 #
 # Inductor generates the C++ wrapper for ``graph`` (``cpp_wrapper=True``, dynamic shapes), compiles it and links it
 # with the package's build options against libtorch_npu / libascendcl, loads it and calls it with real input tensors;
@@ -153,6 +154,31 @@ def over_the_launch_limit(kernels: dict[str, dict[str, Any]]) -> int:
     return 65536 * int(first["config"]["XBLOCK"])
 
 
+def reuse_isa_verdicts(folder: str) -> None:
+    """Inductor probes the host compiler for each CPU vector ISA (cpu_vec_isa.py, VecISA.check_build: build a test
+    program, then load it in a fresh interpreter), ~10 probes a process and over half of this script's time. The
+    verdict is the machine's, not the plan's: the first process records each one in ``folder``, later ones read it."""
+    import hashlib
+
+    from torch._inductor import cpu_vec_isa
+
+    probe = cpu_vec_isa.VecISA.check_build
+
+    def check_build(self: Any, code: str) -> bool:
+        text = "\0".join((type(self).__name__, self._arch_flags, code))
+        path = os.path.join(folder, hashlib.sha256(text.encode()).hexdigest()[:32])
+        if os.path.exists(path):
+            with open(path) as file:
+                return file.read() == "1"
+        verdict = bool(probe(self, code))
+        with open(f"{path}.{os.getpid()}", "w") as file:
+            file.write("1" if verdict else "0")
+        os.replace(f"{path}.{os.getpid()}", path)  # whole or absent for a process reading it at the same time
+        return verdict
+
+    cpu_vec_isa.VecISA.check_build = check_build
+
+
 def main() -> None:
     import torch
     import torch._inductor.config as inductor_config
@@ -183,6 +209,8 @@ def main() -> None:
     record = plan.get("record", True)  # off: no launch records, no per-call bookkeeping (benchmarks)
     acl.emulated_acl_record_launches(int(record))
 
+    if os.environ.get("EMULATED_ACL_ISA_VERDICTS"):
+        reuse_isa_verdicts(os.environ["EMULATED_ACL_ISA_VERDICTS"])
     device.setup()
     providers.set_provider(device.PROVIDER)
     activate()
