@@ -334,6 +334,29 @@ def torch_npu_wheel(session: nox.Session, torch: str) -> None:
         session.run(*codegen, "--provider", "torch_npu-wheel", "--out", out, "--force")
 
 
+# The README's torch_npu matrix column of a pair, recomputed (the test skips where this torch has no paired release)
+PAIR_COLUMN_TESTS = ("tests/test_torch_npu_verdicts.py",)
+
+
+@nox.session
+@nox.parametrize("torch", list(TORCH_NPU_LINES))
+def pair(session: nox.Session, torch: str) -> None:
+    """One torch_npu release on the exact torch its wheel requires, in brief (CI runs it for each pair the core
+    lines' slow tier does not cover): its README torch_npu matrix column recomputed, then the pointwise example
+    through `codegen --check-kernels` (torch_npu's codegen: the default on a pair). A skipped test fails it."""
+    session.install(f"torch=={torch}", "-e", ".[test]")  # test: pyyaml and psutil for torch_npu, setuptools
+    session.run("python", "-c", CHECK_TORCH, torch)
+    report = session.run(
+        "pytest", "-m", "", "-rs", *PAIR_COLUMN_TESTS, env={"PYTHONDONTWRITEBYTECODE": "1"}, silent=True
+    )
+    print(report)
+    if not isinstance(report, str) or " skipped" in report.strip().splitlines()[-1]:
+        session.error(f"torch {torch} is a torch_npu pair, yet its matrix tests skipped (see above)")
+    out = Path(session.create_tmp()) / "pointwise_reduction"
+    codegen = ("python", "-m", "npu_inductor_compat", "codegen", "examples/pointwise_reduction.py")
+    session.run(*codegen, "--check-kernels", "--out", str(out), "--force")
+
+
 @nox.session(venv_backend="none")
 def kernels_table(session: nox.Session) -> None:
     """Render kernels-*.json (from `nox -s kernels`) into docs/codegen.md's corpus table (the renderer needs no
