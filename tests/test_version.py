@@ -168,6 +168,15 @@ def _another_release() -> str:
     return next(text for text in (oldest, "2.12.1") if version.parse_release(text) != installed)
 
 
+def _a_release_of_another_line() -> str:
+    """The first release of a supported line other than the installed torch's (on 2.8.0 the oldest release, 2.7.1,
+    is the same line)."""
+    import torch
+
+    own = dispatch.choose_line(torch.__version__).line
+    return next(".".join(map(str, line.first)) for line in lines.LINES if line.module != own.module)
+
+
 def test_an_override_naming_another_release_warns_once_naming_both_and_the_line(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -210,7 +219,7 @@ def test_an_override_choosing_another_line_is_refused_at_activate_before_anythin
     import torch
     import torch._inductor.config as inductor_config
 
-    other = _another_release()
+    other = _a_release_of_another_line()
     chosen, own = dispatch.choose_line(other).line, dispatch.choose_line(torch.__version__).line
     assert chosen is not own
     before = dict(inductor_config._config)
