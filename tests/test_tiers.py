@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def test_a_test_slower_than_the_limit_without_a_tier_mark_fails_the_run(sample: 
     result = sample.runpytest("-m", "")
     result.assert_outcomes(passed=4, errors=2)
     result.stdout.fnmatch_lines(
-        ["*test_slow_without_a_mark took 0.* s (setup + call + teardown) with no tier mark*subprocess, build*"]
+        ["*test_slow_without_a_mark took 0.* s (setup + call + teardown, less 0.* s waiting for a CPU) with no tier*"]
     )
     result.stdout.fnmatch_lines(["*test_slow_through_a_shared_fixture took*"])
     assert "test_slow_with_a_mark took" not in result.stdout.str()
@@ -63,6 +64,51 @@ def test_plain_pytest_is_the_fast_tier_and_says_what_it_left_out(sample: pytest.
 def test_a_tier_mark_makes_a_test_slow_and_naming_a_test_runs_it(sample: pytest.Pytester) -> None:
     sample.runpytest("-m", "slow").assert_outcomes(passed=1, deselected=3)
     sample.runpytest("test_sample.py::test_slow_with_a_mark").assert_outcomes(passed=1)
+
+
+BUSY = """
+    import time
+
+    def spin(seconds):
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+
+    def test_half_the_limit_of_work():
+        spin(0.4)
+
+    def test_twice_the_limit_of_work():
+        spin(1.6)
+"""
+
+
+@pytest.mark.subprocess  # a busy child process shares this process's one CPU
+def test_waiting_for_a_cpu_under_load_is_not_charged_to_the_test(pytester: pytest.Pytester) -> None:
+    """With a busy process on the same single CPU, a test doing 0.4 s of work takes about 0.8 s of wall time: it
+    passes a 0.7 s limit, charged its own work only; 1.6 s of work fails it whatever the load."""
+    import os
+    import subprocess
+    import sys
+
+    pytester.makeini("[pytest]\ntier_limit_seconds = 0.7\naddopts = -p npu_compat_test_tiers\n")
+    pytester.makepyfile(test_busy=BUSY)
+    cpus = os.sched_getaffinity(0)
+    cpu = min(cpus)
+    busy = subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"])
+    try:
+        os.sched_setaffinity(0, {cpu})
+        result = pytester.runpytest("-p", "no:cacheprovider")
+    finally:
+        os.sched_setaffinity(0, cpus)
+        busy.kill()
+        busy.wait()
+    result.assert_outcomes(passed=2, errors=1)
+    output = result.stdout.str()
+    assert "test_half_the_limit_of_work took" not in output, output
+    waited = re.search(
+        r"test_twice_the_limit_of_work took ([\d.]+) s \(setup \+ call \+ teardown, less ([\d.]+) s", output
+    )
+    assert waited and float(waited.group(2)) > 0.4, output  # the load was seen, and left out
 
 
 def test_an_unknown_mark_is_an_error(pytester: pytest.Pytester) -> None:

@@ -23,6 +23,7 @@ OTHER_MARKS = {
 }
 DEFAULT_LIMIT_SECONDS = "5"
 _SPENT = pytest.StashKey[float]()
+_WAITED = pytest.StashKey[float]()
 _DESELECTED = pytest.StashKey[int]()
 
 
@@ -50,7 +51,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if tier_of(item) and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
-    if _selects_by_mark(config) or any("::" in arg for arg in config.args):
+    if selects_by_mark(config) or any("::" in arg for arg in config.args):
         return
     slow = [item for item in items if item.get_closest_marker("slow") is not None]
     if slow:
@@ -59,7 +60,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.stash[_DESELECTED] = len(slow)
 
 
-def _selects_by_mark(config: pytest.Config) -> bool:
+def selects_by_mark(config: pytest.Config) -> bool:
     """-m given anywhere (command line, addopts, PYTEST_ADDOPTS), even as -m '' (everything)."""
     import os
     import shlex
@@ -79,8 +80,35 @@ def pytest_report_collectionfinish(config: pytest.Config) -> str | None:
     return f"fast tier: {count} slow-tier tests not selected (-m slow runs them, -m '' runs everything)"
 
 
+def _waited_for_a_cpu() -> float:
+    """Seconds this thread has spent runnable but waiting for a CPU (Linux schedstat: the load of everything else on
+    the machine, not the test's own cost); 0.0 where the kernel does not say."""
+    import threading
+
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as file:
+            return int(file.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _charge_load_elsewhere(item: pytest.Item) -> Any:
+    before = _waited_for_a_cpu()
+    try:
+        return (yield)
+    finally:
+        item.stash[_WAITED] = item.stash.get(_WAITED, 0.0) + _waited_for_a_cpu() - before
+
+
+pytest_runtest_setup = pytest.hookimpl(wrapper=True)(_charge_load_elsewhere)
+pytest_runtest_call = pytest.hookimpl(wrapper=True)(_charge_load_elsewhere)
+pytest_runtest_teardown = pytest.hookimpl(wrapper=True)(_charge_load_elsewhere)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+    """A test's time is its phases' wall time less the time its thread waited for a CPU: load from other processes
+    (the other xdist worker, another session) is not the test's slowness."""
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
     spent = item.stash.get(_SPENT, 0.0) + report.duration
@@ -88,9 +116,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     if report.when != "teardown" or not report.passed or tier_of(item):
         return
     limit = float(item.config.getini("tier_limit_seconds"))
-    if spent > limit:
+    waited = item.stash.get(_WAITED, 0.0)
+    if spent - waited > limit:
         report.outcome = "failed"
         report.longrepr = (
-            f"{item.nodeid} took {spent:.1f} s (setup + call + teardown) with no tier mark; the fast tier allows "
-            f"{limit:g} s. Mark it with what makes it slow ({', '.join(TIER_MARKS)}) or make it faster."
+            f"{item.nodeid} took {spent - waited:.1f} s (setup + call + teardown, less {waited:.1f} s waiting for a "
+            f"CPU) with no tier mark; the fast tier allows {limit:g} s. Mark it with what makes it slow "
+            f"({', '.join(TIER_MARKS)}) or make it faster."
         )
