@@ -39,6 +39,7 @@ def _load(name: str, path: Path) -> None:
 
 
 _load("npu_compat_test_tiers", Path(__file__).with_name("tiers.py"))
+_load("npu_compat_test_skips", Path(__file__).with_name("skips.py"))
 # what the NPU C++ wrapper tests share: `import emulated_acl_harness` in a test module
 _load("emulated_acl_harness", Path(__file__).parent / "emulated_acl" / "harness.py")
 # what the tests of torch_npu's own codegen share: `import torch_npu_codegen_harness`
@@ -53,7 +54,7 @@ def emulated_npu(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return sys.modules["emulated_acl_harness"].build_emulated_npu(tmp_path_factory.mktemp("emulated_npu"))
 
 
-pytest_plugins = ["npu_compat_test_tiers", "pytester"]
+pytest_plugins = ["npu_compat_test_tiers", "npu_compat_test_skips", "pytester"]
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -141,6 +142,23 @@ def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Co
         return CodegenRun(returncode, stdout, stderr, folder / "out")
 
     return run
+
+
+@pytest.fixture(scope="session")
+def triton_ascend_root() -> Path:
+    """The folder holding triton-ascend 3.2.0's ``triton`` package: installed into the cache on first use (a test
+    using it is marked ``download``), or this environment's own if it is triton-ascend."""
+    import importlib.util
+
+    from npu_inductor_compat.tools.simulated import triton_ascend_site
+
+    located = triton_ascend_site.locate()
+    assert located.version == "3.2.0", located
+    if located.site is not None:
+        return located.site
+    spec = importlib.util.find_spec("triton")
+    assert spec is not None and spec.submodule_search_locations, spec
+    return Path(next(iter(spec.submodule_search_locations))).parent
 
 
 @pytest.fixture

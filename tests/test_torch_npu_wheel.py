@@ -50,12 +50,14 @@ def test_the_stub_table_says_why_what_and_where_for_every_entry() -> None:
     assert {stub.module for stub in STUBS} >= {"torch_npu._C", "torch_npu._C._profiler"}
 
 
-def test_the_triton_ascend_utils_stubs_answer_as_triton_ascend_3_2_0_does(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.download  # triton-ascend's wheel, installed into the cache on first use
+@pytest.mark.once  # the stubs against one fixed wheel's source: the same on every torch line
+def test_the_triton_ascend_utils_stubs_answer_as_triton_ascend_3_2_0_does(
+    monkeypatch: pytest.MonkeyPatch, triton_ascend_root: Path
+) -> None:
     """torch_npu's C++ wrapper asks triton-ascend's backends/ascend/utils.py (FFTS, all-blocks-parallel): each stub
     answers what 3.2.0's own function answers, run from its source where the wheel is installed in the cache."""
     import ast
-
-    from npu_inductor_compat.tools import wheel_cache
 
     utils_module = wheel_stubs.TRITON_ASCEND_UTILS
     stubs = {stub.attribute: stub.value(None) for stub in STUBS if stub.module == utils_module}  # type: ignore[arg-type]
@@ -65,9 +67,7 @@ def test_the_triton_ascend_utils_stubs_answer_as_triton_ascend_3_2_0_does(monkey
         "get_ascend_arch_from_env",
         "is_ffts_supported",
     }
-    utils = wheel_cache.default_cache_dir().parent / "triton_ascend" / "3.2.0/triton/backends/ascend/utils.py"
-    if not utils.is_file():
-        pytest.skip(f"triton-ascend 3.2.0 is not installed in the cache ({utils})")
+    utils = triton_ascend_root / "triton/backends/ascend/utils.py"
     tree = ast.parse(utils.read_text())
     real: dict[str, Any] = {}
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in stubs]
@@ -201,16 +201,13 @@ def _defines(tree: wheel_release.WheelTree, target: str) -> bool:
     return False
 
 
+@pytest.mark.download  # every paired release's wheel, fetched once into the cache
+@pytest.mark.once  # read from the wheels, whatever torch is installed
 def test_each_paired_release_names_its_record_targets_as_its_wheel_has_them() -> None:
     """RELEASES, the per-release targets of the provider's records, against each paired wheel's own source: a named
     target is defined there; where none is named, the release has no such code at all."""
-    from npu_inductor_compat.tools import wheel_cache
-
     assert set(wheel_release.PAIRED.values()) <= set(wheel_targets.RELEASES)
-    checked = 0
     for release in wheel_release.PAIRED.values():
-        if wheel_cache.cached_wheel(release, wheel_cache.default_cache_dir()) is None:
-            continue  # not downloaded here (the child tests skip too)
         tree = wheel_release.unpacked(release)
         sources = "\n".join(path.read_text() for path in (tree.package / "_inductor").rglob("*.py"))
         targets = wheel_targets.release_targets(release)
@@ -234,9 +231,6 @@ def test_each_paired_release_names_its_record_targets_as_its_wheel_has_them() ->
         dynamo = (tree.package / "utils" / "_dynamo.py").read_text()
         patches = re.search(r"def add_dynamo_methods\(\):\n((?:    .*\n|\n)*)", dynamo)
         assert targets.has_triton_at_import == bool(patches and "patch_has_triton()" in patches.group(1)), release
-        checked += 1
-    if not checked:
-        pytest.skip("no paired torch_npu wheel is downloaded here")
 
 
 # ------------------------------------------------------------------------------------------------ in a child

@@ -24,15 +24,6 @@ DRIVER_METHODS = {
 }
 
 
-def driver_source() -> Path:
-    from npu_inductor_compat.tools import wheel_cache
-
-    path = wheel_cache.default_cache_dir().parent / "triton_ascend" / "3.2.0/triton/backends/ascend/driver.py"
-    if not path.is_file():
-        pytest.skip(f"triton-ascend 3.2.0 is not installed in the cache ({path})")
-    return path
-
-
 def real_methods(path: Path, arch_from_env: Any) -> dict[str, type]:
     """NPUUtils and NPUDriver with only :data:`DRIVER_METHODS`, from the real file (no __init__: nothing native)."""
     from triton.backends.compiler import GPUTarget
@@ -61,15 +52,16 @@ def arch_from_env() -> Any:
     return next(stub for stub in wheel_stubs.STUBS if stub.attribute == "get_ascend_arch_from_env").value(None)  # type: ignore[arg-type]
 
 
+@pytest.mark.download  # triton-ascend's wheel, installed into the cache on first use
 @pytest.mark.parametrize("env_arch", [None, "Ascend910B1"])
 def test_the_driver_answers_what_triton_ascends_own_methods_compute(
-    env_arch: str | None, monkeypatch: pytest.MonkeyPatch
+    env_arch: str | None, monkeypatch: pytest.MonkeyPatch, triton_ascend_root: Path
 ) -> None:
     if env_arch is None:
         monkeypatch.delenv("TRITON_ASCEND_ARCH", raising=False)
     else:
         monkeypatch.setenv("TRITON_ASCEND_ARCH", env_arch)
-    real = real_methods(driver_source(), arch_from_env())
+    real = real_methods(triton_ascend_root / "triton/backends/ascend/driver.py", arch_from_env())
     soc = current_soc()
     utils = object.__new__(real["NPUUtils"])
     # npu_utils.cpp: get_arch is rtGetSocVersion, get_aicore_num rtGetAiCoreCount (the SoC's AI cores)
