@@ -1,0 +1,39 @@
+"""CI's plan: nox sessions grouped by torch release, one group a line: "MODE SESSION...". MODE: `alone` (no torch),
+`line` (a core line's two tiers, using both cores), `parallel` (one-core work, two groups at a time)."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+
+def torch_of(session: str) -> str:
+    found = re.findall(r"torch=.([0-9.]+)", session)
+    return found[0] if found else ""
+
+
+def plan(default: list[str], every_tests: list[str], every_pair: list[str]) -> list[tuple[str, list[str]]]:
+    """A plain `nox`'s sessions (lint, typecheck, the core lines' two tiers, quickstart), then what it leaves out: the
+    fast tier of every other torch line and the brief check of every torch_npu pair the core lines do not run."""
+    lines: dict[str, list[str]] = {}
+    for session in default:
+        if torch_of(session):
+            lines.setdefault(torch_of(session), []).append(session)
+    others: dict[str, list[str]] = {}
+    for session in every_tests + every_pair:
+        if torch_of(session) not in lines:
+            others.setdefault(torch_of(session), []).append(session)
+    no_torch = [session for session in default if not torch_of(session) and session != "quickstart"]
+    quickstart = [("parallel", ["quickstart"])] if "quickstart" in default else []  # the newest torch, freed after
+    return [
+        *(("alone", [session]) for session in no_torch),
+        *(("line", sessions) for sessions in lines.values()),
+        *quickstart,
+        *(("parallel", sessions) for sessions in others.values()),
+    ]
+
+
+if __name__ == "__main__":
+    default, every_tests, every_pair = (argument.split() for argument in sys.argv[1:4])
+    for mode, sessions in plan(default, every_tests, every_pair):
+        print(mode, *sessions)
