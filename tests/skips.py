@@ -20,9 +20,12 @@ REASONS: dict[str, tuple[str, ...]] = {
     "no torch_npu release for this torch": (
         r"^no torch_npu release to run on this torch: ",
         r"^no torch_npu release is paired with torch ",
+        r"^no torch_npu headers to build the emulated runtime against: ",
+    ),
+    # the stock-Inductor twin of a test, on a torch whose default is torch_npu's codegen (its own tests run there)
+    "this torch has a torch_npu release": (
         r" has a stubbed torch_npu release \(",
         r": the default is torch_npu-wheel \(",
-        r"^no torch_npu headers to build the emulated runtime against: ",
     ),
     # a reproducer of one torch_npu release's bug, or a behaviour that release does not have
     "not about this torch_npu release": (
