@@ -152,7 +152,10 @@ def triton_ascend_root() -> Path:
 
     from npu_inductor_compat.tools.simulated import triton_ascend_site
 
-    located = triton_ascend_site.locate()
+    try:
+        located = triton_ascend_site.locate()
+    except triton_ascend_site.KernelCheckUnavailable as err:  # no network: a listed reason, refused under CI
+        pytest.skip(f"triton-ascend unavailable: {err}")
     assert located.version == "3.2.0", located
     if located.site is not None:
         return located.site

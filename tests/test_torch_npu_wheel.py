@@ -208,7 +208,10 @@ def test_each_paired_release_names_its_record_targets_as_its_wheel_has_them() ->
     target is defined there; where none is named, the release has no such code at all."""
     assert set(wheel_release.PAIRED.values()) <= set(wheel_targets.RELEASES)
     for release in wheel_release.PAIRED.values():
-        tree = wheel_release.unpacked(release)
+        try:
+            tree = wheel_release.unpacked(release)
+        except WheelUnavailable as err:  # no network: a listed reason, refused under CI
+            pytest.skip(f"the torch_npu {release} wheel cannot be had: {err}")
         sources = "\n".join(path.read_text() for path in (tree.package / "_inductor").rglob("*.py"))
         targets = wheel_targets.release_targets(release)
         for target, absent in (
