@@ -12,9 +12,12 @@ def torch_of(session: str) -> str:
     return found[0] if found else ""
 
 
-def plan(default: list[str], every_tests: list[str], every_pair: list[str]) -> list[tuple[str, list[str]]]:
+def plan(
+    default: list[str], every_tests: list[str], every_pair: list[str], also: tuple[str, ...] | list[str] = ()
+) -> list[tuple[str, list[str]]]:
     """A plain `nox`'s sessions (lint, typecheck, the core lines' two tiers, quickstart), then what it leaves out: the
-    fast tier of every other torch line and the brief check of every torch_npu pair the core lines do not run."""
+    fast tier of every other torch line, the brief check of every torch_npu pair the core lines do not run, and
+    ``also`` (each a group of its own, e.g. retire_oldest)."""
     lines: dict[str, list[str]] = {}
     for session in default:
         if torch_of(session):
@@ -30,10 +33,11 @@ def plan(default: list[str], every_tests: list[str], every_pair: list[str]) -> l
         *(("line", sessions) for sessions in lines.values()),
         *quickstart,
         *(("parallel", sessions) for sessions in others.values()),
+        *(("parallel", [session]) for session in also),
     ]
 
 
 if __name__ == "__main__":
-    default, every_tests, every_pair = (argument.split() for argument in sys.argv[1:4])
-    for mode, sessions in plan(default, every_tests, every_pair):
+    default, every_tests, every_pair, also = (argument.split() for argument in sys.argv[1:5])
+    for mode, sessions in plan(default, every_tests, every_pair, also):
         print(mode, *sessions)
