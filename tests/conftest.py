@@ -148,8 +148,6 @@ def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Co
 def triton_ascend_root() -> Path:
     """The folder holding triton-ascend 3.2.0's ``triton`` package: installed into the cache on first use (a test
     using it is marked ``download``), or this environment's own if it is triton-ascend."""
-    import importlib.util
-
     from npu_inductor_compat.tools.simulated import triton_ascend_site
 
     try:
@@ -157,11 +155,7 @@ def triton_ascend_root() -> Path:
     except triton_ascend_site.KernelCheckUnavailable as err:  # no network: a listed reason, refused under CI
         pytest.skip(f"triton-ascend unavailable: {err}")
     assert located.version == "3.2.0", located
-    if located.site is not None:
-        return located.site
-    spec = importlib.util.find_spec("triton")
-    assert spec is not None and spec.submodule_search_locations, spec
-    return Path(next(iter(spec.submodule_search_locations))).parent
+    return located.root
 
 
 @pytest.fixture

@@ -36,16 +36,6 @@ def triton_ascend() -> Any:
         pytest.skip(f"triton-ascend is not available: {err}")
 
 
-def _site(triton_ascend: Any) -> Path:
-    if triton_ascend.site is not None:
-        return Path(triton_ascend.site)
-    import importlib.util
-
-    spec = importlib.util.find_spec("triton")
-    assert spec is not None and spec.origin is not None
-    return Path(spec.origin).parent.parent
-
-
 def _known_fields(site: Path) -> set[str]:
     """The fields this release's compiler can record: NPUOptions' fields and what its stages add by name."""
     compiler = (site / "triton" / "backends" / "ascend" / "compiler.py").read_text()
@@ -60,7 +50,7 @@ def _known_fields(site: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def asked(triton_ascend: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Every case asked of both launchers in one child process."""
-    known = _known_fields(_site(triton_ascend))
+    known = _known_fields(triton_ascend.root)
     base = {"name": "k aiv", "mix_mode": "aiv", "workspace_size": 64, "compile_on_910_95": False}
     base.update(parallel_mode="simd", force_simt_only=False)
     cases = []
@@ -93,7 +83,7 @@ def asked(triton_ascend: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[
     for case, result in zip(cases, found["results"], strict=True):
         result.update(case)
     found["version"] = triton_ascend.version
-    found["driver"] = (_site(triton_ascend) / "triton" / "backends" / "ascend" / "driver.py").read_text()
+    found["driver"] = (triton_ascend.root / "triton" / "backends" / "ascend" / "driver.py").read_text()
     return found
 
 

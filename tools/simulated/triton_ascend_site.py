@@ -24,6 +24,7 @@ class TritonAscend:
     site: Path | None  # the directory to put first on the worker's path; None: this environment has it
     version: str
     source: str
+    root: Path  # the folder holding its `triton` package, wherever it was found (site, or this environment's)
 
 
 def _version_in(site: Path) -> str:
@@ -50,11 +51,12 @@ def locate() -> TritonAscend:
         site = Path(explicit)
         if not is_triton_ascend(site):
             raise KernelCheckUnavailable(f"{SITE_ENV}={explicit} has no triton/backends/ascend/compiler.py")
-        return TritonAscend(site, _version_in(site), f"{SITE_ENV}={explicit}")
+        return TritonAscend(site, _version_in(site), f"{SITE_ENV}={explicit}", site)
     spec = importlib.util.find_spec("triton")  # locates the package; runs none of it
     for location in (spec.submodule_search_locations or []) if spec else []:
-        if is_triton_ascend(Path(location).parent):
-            return TritonAscend(None, _version_in(Path(location).parent), "this environment's triton")
+        found = Path(location).parent
+        if is_triton_ascend(found):
+            return TritonAscend(None, _version_in(found), "this environment's triton", found)
     return _cached_install()
 
 
@@ -71,7 +73,7 @@ def _cached_install() -> TritonAscend:
         cache_entry.ensure(root, what, lambda: _install_damage(root), lambda: _install(root), cache_entry.say, hint)
     except cache_entry.CacheUnusable as err:
         raise KernelCheckUnavailable(str(err)) from None
-    return TritonAscend(root, _version_in(root), source)
+    return TritonAscend(root, _version_in(root), source, root)
 
 
 def _install_damage(root: Path) -> str | None:
