@@ -72,6 +72,7 @@ def run_plan(
         **{key: value for key, value in os.environ.items() if key not in queue},
         **emulated_npu.env(),
         "EMULATED_ACL_ISA_VERDICTS": str(verdicts),
+        "TORCHINDUCTOR_CACHE_DIR": str(emulated_npu.torch_npu_home.parent / "inductor"),  # the module's own
         "NPU_INDUCTOR_COMPAT_AUTOLOAD": "0",
         **(env or {}),
     }

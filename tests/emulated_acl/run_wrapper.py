@@ -3,6 +3,9 @@
 # Usage: python run_wrapper.py PLAN.json  (prints one JSON line). The environment carries the build options the
 # package uses for device "npu" (NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME, ASCEND_HOME_PATH; see build.py).
 # EMULATED_ACL_ISA_VERDICTS, when set, names a folder where Inductor's CPU-ISA probe verdicts are shared.
+# Every process generates its code afresh (no FX graph, AOTAutograd or autotune cache: the scenario hooks see each
+# kernel), while what Inductor keys by content (the wrapper's .so, by its source and build command) is reused from
+# TORCHINDUCTOR_CACHE_DIR, which the harness shares within a test module.
 #
 # Inductor generates the C++ wrapper for ``graph`` (``cpp_wrapper=True``, dynamic shapes), compiles it and links it
 # with the package's build options against libtorch_npu / libascendcl, loads it and calls it with real input tensors;
@@ -40,6 +43,17 @@ import json
 import os
 import sys
 from typing import Any
+
+# cpp_wrapper without the caches that would skip codegen (force_disable_caches would also give every compile a fresh
+# folder, rebuilding the same wrapper .so in each process: ~10 s each)
+CPP_WRAPPER_AFRESH = {
+    "cpp_wrapper": True,
+    "fx_graph_cache": False,
+    "fx_graph_remote_cache": False,
+    "autotune_local_cache": False,
+    "autotune_remote_cache": False,
+    "bundled_autotune_remote_cache": False,
+}
 
 
 def graph(x: Any) -> Any:
@@ -181,6 +195,7 @@ def reuse_isa_verdicts(folder: str) -> None:
 
 def main() -> None:
     import torch
+    import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 
     from npu_inductor_compat.activation import activate
@@ -209,6 +224,7 @@ def main() -> None:
     record = plan.get("record", True)  # off: no launch records, no per-call bookkeeping (benchmarks)
     acl.emulated_acl_record_launches(int(record))
 
+    functorch_config.enable_autograd_cache = False  # its hit would skip Inductor's codegen too
     if os.environ.get("EMULATED_ACL_ISA_VERDICTS"):
         reuse_isa_verdicts(os.environ["EMULATED_ACL_ISA_VERDICTS"])
     device.setup()
@@ -232,7 +248,7 @@ def main() -> None:
     errors: list[dict[str, Any]] = []
     kernels: dict[str, dict[str, Any]] = {}
     compiled, compiled_for = None, None
-    with inductor_config.patch(cpp_wrapper=True, force_disable_caches=True), simulated_metadata(metadata_for):
+    with inductor_config.patch(CPP_WRAPPER_AFRESH), simulated_metadata(metadata_for):
         for phase in plan["phases"]:
             os.environ.update(phase.get("env", {}))
             key = (phase["device"], json.dumps(phase.get("env", {}), sort_keys=True))
@@ -287,7 +303,7 @@ def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[s
 
     calls = []
     with (
-        inductor_config.patch(cpp_wrapper=True, force_disable_caches=True),
+        inductor_config.patch(CPP_WRAPPER_AFRESH),
         simulated_metadata(scenario_of(plan["scenarios"], {})),
     ):
         compiled = torch.compile(mm_graph)
@@ -333,7 +349,7 @@ def run_threads(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> d
     calls, errors = [0], []
     guard = threading.Lock()
     start = threading.Barrier(plan["threads"])
-    with inductor_config.patch(cpp_wrapper=True, force_disable_caches=True), simulated_metadata(metadata_for):
+    with inductor_config.patch(CPP_WRAPPER_AFRESH), simulated_metadata(metadata_for):
         compiled = torch.compile(graph, dynamic=True)
         compiled(torch.randn(48).to("npu:0"))  # compiled here: the threads only call it
         compiled(torch.randn(64).to("npu:0"))
