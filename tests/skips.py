@@ -44,7 +44,7 @@ REASONS: dict[str, tuple[str, ...]] = {
         r" has no column in the corpus table \(",
         r" itself crashes when two threads call torch\.compile at once$",
     ),
-    # an optional package not installed (the models extra: `nox -s corpus` runs those tests)
+    # an optional package not installed (the models extra: a core line's slow session installs it and refuses this)
     "optional package missing": (
         r" not installed \(extra models\)$",
         r"^the real models need the models extra ",
@@ -65,6 +65,17 @@ REASONS: dict[str, tuple[str, ...]] = {
 }
 REFUSED_IN_CI = ("download failed",)
 COUNTS_ENV = "NPU_INDUCTOR_COMPAT_SKIP_COUNTS"
+REFUSED_ENV = "NPU_INDUCTOR_COMPAT_REFUSE_SKIPS"  # listed reasons this run accepts none of, comma-separated
+
+
+def refused_here() -> set[str]:
+    """The reasons this run refuses: REFUSED_IN_CI under CI, and those $NPU_INDUCTOR_COMPAT_REFUSE_SKIPS names (a
+    session that installed what they would skip for); a name not in REASONS is a usage error."""
+    named = {name.strip() for name in os.environ.get(REFUSED_ENV, "").split(",") if name.strip()}
+    unknown = sorted(named - set(REASONS))
+    if unknown:
+        raise pytest.UsageError(f"{REFUSED_ENV} names {unknown}; the listed reasons are {sorted(REASONS)}")
+    return named | (set(REFUSED_IN_CI) if os.environ.get("CI") else set())
 
 
 def reason_of(message: str) -> str | None:
@@ -82,6 +93,7 @@ class Ledger:
         self.config = config
         self.found: Counter[str] = Counter()
         self.unlisted: list[str] = []
+        self.refused = refused_here()
 
     def _note(self, report: pytest.CollectReport | pytest.TestReport) -> None:
         if not report.skipped or hasattr(report, "wasxfail") or not isinstance(report.longrepr, tuple):
@@ -89,7 +101,7 @@ class Ledger:
         message = str(report.longrepr[2]).removeprefix("Skipped: ")
         reason = reason_of(message)
         self.found[reason or "unlisted"] += 1
-        if reason is None or (reason in REFUSED_IN_CI and os.environ.get("CI")):
+        if reason is None or reason in self.refused:
             self.unlisted.append(f"{report.nodeid or report.longrepr[0]}: {message}")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -123,7 +135,7 @@ class Ledger:
             counts = ", ".join(f"{reason} {count}" for reason, count in self.found.most_common())
             terminalreporter.write_line(f"skips by reason: {counts}")
         for line in self.unlisted:
-            terminalreporter.write_line(f"skip not accepted (unlisted in tests/skips.py, or refused in CI): {line}")
+            terminalreporter.write_line(f"skip not accepted (unlisted in tests/skips.py, or refused here): {line}")
 
 
 def pytest_configure(config: pytest.Config) -> None:

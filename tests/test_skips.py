@@ -29,6 +29,7 @@ LISTED = """
 @pytest.fixture
 def sample(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     monkeypatch.delenv("NPU_INDUCTOR_COMPAT_SKIP_COUNTS", raising=False)  # CI's file is the outer run's, not these
+    monkeypatch.delenv("NPU_INDUCTOR_COMPAT_REFUSE_SKIPS", raising=False)  # as are the outer session's refusals
     pytester.makeini("[pytest]\naddopts = -p npu_compat_test_skips\n")
     return pytester
 
@@ -79,3 +80,23 @@ def test_a_failed_download_is_a_listed_skip_that_ci_refuses(
     result = sample.runpytest()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["skip not accepted*test_x: triton-ascend unavailable: no network"])
+
+
+def test_a_session_that_installed_the_optional_packages_refuses_their_skip(
+    sample: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """noxfile.py's slow session installs the models extra on a core line and names the reason: a model test that
+    skipped there for want of transformers would leave CI's real-model claim unproven, so it fails the run."""
+    sample.makepyfile(
+        test_models="import pytest\ndef test_x():\n    pytest.skip('transformers not installed (extra models)')\n"
+    )
+    monkeypatch.setenv("NPU_INDUCTOR_COMPAT_REFUSE_SKIPS", "no CANN toolkit here")
+    assert sample.runpytest().ret == 0
+    monkeypatch.setenv("NPU_INDUCTOR_COMPAT_REFUSE_SKIPS", "no CANN toolkit here, optional package missing")
+    result = sample.runpytest()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["skip not accepted*test_x: transformers not installed (extra models)"])
+    monkeypatch.setenv("NPU_INDUCTOR_COMPAT_REFUSE_SKIPS", "optional packages missing")
+    result = sample.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "NPU_INDUCTOR_COMPAT_REFUSE_SKIPS names ['optional packages missing']" in result.stderr.str()
