@@ -84,8 +84,10 @@ COMPILE_SITE_PACKAGES = (
 )
 
 
-def _install_line(session: nox.Session, torch: str) -> None:
-    session.install(f"torch=={torch}", "-e", ".[test]")
+def _install_line(session: nox.Session, torch: str, *, models: bool = False) -> None:
+    """torch and the package; ``models``: with the models extra too, at this core line's pins (MODEL_LIBRARIES)."""
+    pins = (f"torchvision=={MODEL_LIBRARIES[torch]}", f"transformers=={TRANSFORMERS}") if models else ()
+    session.install(f"torch=={torch}", *pins, "-e", ".[models,test]" if models else ".[test]")
     session.run("python", "-c", COMPILE_SITE_PACKAGES)
     session.run("python", "-c", CHECK_TORCH, torch)
     session.run(
@@ -117,11 +119,16 @@ def tests(session: nox.Session, torch: str) -> None:
 @nox.parametrize("torch", list(TORCH_LINES))
 def slow(session: nox.Session, torch: str) -> None:
     """The slow tier (fresh interpreters, C++ builds, wheel downloads, real compiles) against one torch release, on
-    both cores: pytest-xdist keeps each file in one worker, so a file's shared codegen run is made once."""
-    _install_line(session, torch)
+    both cores: pytest-xdist keeps each file in one worker, so a file's shared codegen run is made once. A core line
+    also gets the models extra, so its real-model tests (tests/test_models.py, the quick start's GPT-2) run."""
+    models = torch in MODEL_LIBRARIES
+    _install_line(session, torch, models=models)
     tier = ("-m", _tier(torch, "slow"))  # posargs follow: a -m among them replaces it
     workers = ("-n", "2", "--dist", "loadfile", "--durations=15")  # the slowest tests, for CI's time budget
-    session.run("pytest", *workers, *tier, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"})
+    env = {"PYTHONDONTWRITEBYTECODE": "1"}
+    if models:  # installed: a model test skipping for want of it fails the run (tests/skips.py)
+        env["NPU_INDUCTOR_COMPAT_REFUSE_SKIPS"] = "optional package missing"
+    session.run("pytest", *workers, *tier, *session.posargs, env=env)
 
 
 @nox.session
@@ -253,25 +260,19 @@ def kernels(session: nox.Session, torch: str) -> None:
 # release for all three (5.24.0 requires torch>=2.6 and Python>=3.11).
 MODEL_LIBRARIES = {"2.7.1": "0.22.*", "2.9.1": "0.24.*", "2.12.1": "0.27.*"}
 TRANSFORMERS = "5.24.0"
-# The tests that need the models extra (transformers, torchvision): the corpus session runs them, both tiers.
-MODEL_TESTS = ("tests/test_models.py",)
 
 
 @nox.session
 @nox.parametrize("torch", list(CORE_LINES))
 def corpus(session: nox.Session, torch: str) -> None:
     """The real models (examples/models: transformers GPT-2, Llama, BERT, T5, ViT; torchvision ResNet-18) on one
-    torch line, random init only (HF_HUB_OFFLINE=1): first the tests that need the models extra (they skip in the
-    tests/slow sessions), then every model through `codegen --check-kernels`, printing the markdown table (provider,
-    exit code, graphs, kernels, kernels accepted / rejected by class) into models-<torch>.json. Not run by default
-    (minutes per line): CI runs it on the weekly schedule. codegen's default provider (torch_npu's codegen on
-    2.7.1 and 2.9.1); posargs go to model_corpus, e.g. `-- --provider stock`."""
-    packages = (f"torch=={torch}", f"torchvision=={MODEL_LIBRARIES[torch]}", f"transformers=={TRANSFORMERS}")
-    session.install(*packages, "-e", ".[models,test]")  # test: pytest, and setuptools for the simulated NPU's build
-    session.run("python", "-c", COMPILE_SITE_PACKAGES)
-    session.run("python", "-c", CHECK_TORCH, torch)
+    torch line, random init only (HF_HUB_OFFLINE=1): every model through `codegen --check-kernels`, printing the
+    markdown table (provider, exit code, graphs, kernels, kernels accepted / rejected by class) into
+    models-<torch>.json (the slow tier runs the real-model tests). Not run by default (minutes per line): CI runs it
+    on the weekly schedule. codegen's default provider (torch_npu's codegen on 2.7.1 and 2.9.1); posargs go to
+    model_corpus, e.g. `-- --provider stock`."""
+    _install_line(session, torch, models=True)  # test: setuptools for the simulated NPU's build
     offline = {"HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    session.run("pytest", "-m", "", *MODEL_TESTS, env=offline)
     work = Path(session.create_tmp()) / "models"
     run = ("python", "-m", "npu_inductor_compat.tools.simulated.model_corpus", "examples/models")
     session.run(*run, "--out", f"models-{torch}.json", "--work", str(work), *session.posargs, env=offline)
@@ -334,16 +335,22 @@ def torch_npu_wheel(session: nox.Session, torch: str) -> None:
         session.run(*codegen, "--provider", "torch_npu-wheel", "--out", out, "--force")
 
 
-# The README's torch_npu matrix column of a pair, recomputed (the test skips where this torch has no paired release)
-PAIR_COLUMN_TESTS = ("tests/test_torch_npu_verdicts.py",)
+# A pair's README cells, recomputed: its torch_npu matrix column, and its flex-scenario column (flex attention through
+# the C++ wrapper, and flex decoding: each `codegen --check-kernels` of an example under the release's own codegen)
+FLEX = "tests/test_torch_npu_flex.py::test_flex_"
+PAIR_COLUMN_TESTS = (
+    "tests/test_torch_npu_verdicts.py",
+    f"{FLEX}attention_forward_and_dynamic_backward_lower_by_default[cpp]",
+    f"{FLEX}decoding_of_one_query_lowers_by_default_or_is_rejected_only_as_classified",
+)
 
 
 @nox.session
 @nox.parametrize("torch", list(TORCH_NPU_LINES))
 def pair(session: nox.Session, torch: str) -> None:
     """One torch_npu release on the exact torch its wheel requires, in brief (CI runs it for each pair the core
-    lines' slow tier does not cover): its README torch_npu matrix column recomputed, then the pointwise example
-    through `codegen --check-kernels` (torch_npu's codegen: the default on a pair). A skipped test fails it."""
+    lines' slow tier does not cover): its README columns recomputed (PAIR_COLUMN_TESTS; the flex examples go through
+    `codegen --check-kernels` under torch_npu's codegen, the default on a pair). A skipped test fails it."""
     session.install(f"torch=={torch}", "-e", ".[test]")  # test: pyyaml and psutil for torch_npu, setuptools
     session.run("python", "-c", CHECK_TORCH, torch)
     report = session.run(
@@ -351,10 +358,7 @@ def pair(session: nox.Session, torch: str) -> None:
     )
     print(report)
     if not isinstance(report, str) or " skipped" in report.strip().splitlines()[-1]:
-        session.error(f"torch {torch} is a torch_npu pair, yet its matrix tests skipped (see above)")
-    out = Path(session.create_tmp()) / "pointwise_reduction"
-    codegen = ("python", "-m", "npu_inductor_compat", "codegen", "examples/pointwise_reduction.py")
-    session.run(*codegen, "--check-kernels", "--out", str(out), "--force")
+        session.error(f"torch {torch} is a torch_npu pair, yet its README column tests skipped (see above)")
 
 
 @nox.session(venv_backend="none")
