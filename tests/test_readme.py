@@ -40,3 +40,17 @@ def test_set_up_keeps_exactly_the_two_commands_a_newcomer_needs() -> None:
     commands = [line for block in blocks for line in block.splitlines() if line.strip()]
     expected = "pip install -e . --config-settings editable_mode=strict && python -m npu_inductor_compat"
     assert commands == [expected, "pip install nox uv && nox"], commands
+
+
+def test_every_link_resolves_and_the_documentation_table_lists_every_doc_once() -> None:
+    """The README's relative links name files in the tree, and its Documentation table has a row for each docs/*.md
+    (a new page gets a row; a removed one loses it). Not proven: that each row's summary is still accurate."""
+    text = README.read_text(encoding="utf-8")
+    root = README.parent
+    targets = {target.split("#")[0] for target in re.findall(r"\]\(([^)\s]+)\)", text) if "://" not in target}
+    missing = sorted(target for target in targets if target and not (root / target).exists())
+    assert not missing, f"README.md links to files that do not exist: {missing}"
+    table = "\n".join(dict(_sections(text))["Documentation"])
+    listed = re.findall(r"^\| \[(docs/[\w.-]+\.md)\]", table, flags=re.M)
+    assert len(listed) == len(set(listed)), listed
+    assert sorted(listed) == sorted(f"docs/{page.name}" for page in (root / "docs").glob("*.md"))
