@@ -108,3 +108,28 @@ def test_ci_refuses_to_run_while_goldens_would_be_rewritten(tmp_path: Path) -> N
         ["/bin/bash", str(ROOT / ".ci" / "run")], capture_output=True, text=True, env=env, check=False
     )
     assert done.returncode == 2 and "CI never rewrites goldens" in done.stderr, done.stderr
+
+
+def test_the_ci_plan_runs_each_session_once_core_lines_on_both_cores_and_longest_one_core_groups_first() -> None:
+    """.ci/plan.py (what .ci/run runs, in which groups): every default session, the fast tier and pair check of every
+    line the default leaves out, retire_oldest; a torch release's sessions in one group; longest one-core first."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ci_plan", ROOT / ".ci" / "plan.py")
+    assert spec is not None and spec.loader is not None
+    plan = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plan)
+    default = ["lint", "typecheck", "quickstart", "tests(torch='2.7.1')", "slow(torch='2.7.1')"]
+    every_tests = ["tests(torch='2.7.1')", "tests(torch='2.8.0')", "tests(torch='2.15.0')"]
+    every_pair = ["pair(torch='2.7.1')", "pair(torch='2.8.0')", "pair(torch='2.9.0')"]
+    groups = plan.plan(default, every_tests, every_pair, ["retire_oldest"])
+    assert groups == [
+        ("alone", ["lint"]),
+        ("alone", ["typecheck"]),
+        ("line", ["tests(torch='2.7.1')", "slow(torch='2.7.1')"]),  # its pair is in its slow tier
+        ("parallel", ["tests(torch='2.8.0')", "pair(torch='2.8.0')"]),
+        ("parallel", ["quickstart"]),
+        ("parallel", ["pair(torch='2.9.0')"]),
+        ("parallel", ["retire_oldest"]),
+        ("parallel", ["tests(torch='2.15.0')"]),
+    ], groups
