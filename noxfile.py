@@ -123,7 +123,7 @@ def slow(session: nox.Session, torch: str) -> None:
     also gets the models extra, so its real-model tests (tests/test_models.py, the quick start's GPT-2) run."""
     models = torch in MODEL_LIBRARIES
     _install_line(session, torch, models=models)
-    tier = ("-m", _tier(torch, "slow"))  # posargs follow: a -m among them replaces it
+    tier = ("-m", _tier(torch, "slow and not corpus"))  # posargs follow: a -m among them replaces it
     workers = ("-n", "2", "--dist", "loadfile", "--durations=15")  # the slowest tests, for CI's time budget
     env = {"PYTHONDONTWRITEBYTECODE": "1"}
     if models:  # installed: a model test skipping for want of it fails the run (tests/skips.py)
@@ -266,13 +266,15 @@ TRANSFORMERS = "5.24.0"
 @nox.parametrize("torch", list(CORE_LINES))
 def corpus(session: nox.Session, torch: str) -> None:
     """The real models (examples/models: transformers GPT-2, Llama, BERT, T5, ViT; torchvision ResNet-18) on one
-    torch line, random init only (HF_HUB_OFFLINE=1): every model through `codegen --check-kernels`, printing the
-    markdown table (provider, exit code, graphs, kernels, kernels accepted / rejected by class) into
-    models-<torch>.json (the slow tier runs the real-model tests). Not run by default (minutes per line): CI runs it
-    on the weekly schedule. codegen's default provider (torch_npu's codegen on 2.7.1 and 2.9.1); posargs go to
-    model_corpus, e.g. `-- --provider stock`."""
+    torch line, random init only (HF_HUB_OFFLINE=1): the tests marked `corpus` (model runs of minutes, which the
+    slow session leaves out), then every model through `codegen --check-kernels`, printing the markdown table
+    (provider, exit code, graphs, kernels, kernels accepted / rejected by class) into models-<torch>.json. Not run
+    by default (minutes per line): CI runs it on the weekly schedule. codegen's default provider (torch_npu's
+    codegen on 2.7.1 and 2.9.1); posargs go to model_corpus, e.g. `-- --provider stock`."""
     _install_line(session, torch, models=True)  # test: setuptools for the simulated NPU's build
     offline = {"HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    refuse = {"NPU_INDUCTOR_COMPAT_REFUSE_SKIPS": "optional package missing"}
+    session.run("pytest", "-m", "corpus", env={**offline, **refuse})  # the model tables the slow tier leaves out
     work = Path(session.create_tmp()) / "models"
     run = ("python", "-m", "npu_inductor_compat.tools.simulated.model_corpus", "examples/models")
     session.run(*run, "--out", f"models-{torch}.json", "--work", str(work), *session.posargs, env=offline)
@@ -335,22 +337,17 @@ def torch_npu_wheel(session: nox.Session, torch: str) -> None:
         session.run(*codegen, "--provider", "torch_npu-wheel", "--out", out, "--force")
 
 
-# A pair's README cells, recomputed: its torch_npu matrix column, and its flex-scenario column (flex attention through
-# the C++ wrapper, and flex decoding: each `codegen --check-kernels` of an example under the release's own codegen)
-FLEX = "tests/test_torch_npu_flex.py::test_flex_"
-PAIR_COLUMN_TESTS = (
-    "tests/test_torch_npu_verdicts.py",
-    f"{FLEX}attention_forward_and_dynamic_backward_lower_by_default[cpp]",
-    f"{FLEX}decoding_of_one_query_lowers_by_default_or_is_rejected_only_as_classified",
-)
+# The README's torch_npu matrix column of a pair, recomputed (the flex-scenario column costs ~1 min a pair more: it is
+# recomputed by `nox -s torch_npu_wheel`, and in CI on the core lines' pairs)
+PAIR_COLUMN_TESTS = ("tests/test_torch_npu_verdicts.py",)
 
 
 @nox.session
 @nox.parametrize("torch", list(TORCH_NPU_LINES))
 def pair(session: nox.Session, torch: str) -> None:
     """One torch_npu release on the exact torch its wheel requires, in brief (CI runs it for each pair the core
-    lines' slow tier does not cover): its README columns recomputed (PAIR_COLUMN_TESTS; the flex examples go through
-    `codegen --check-kernels` under torch_npu's codegen, the default on a pair). A skipped test fails it."""
+    lines' slow tier does not cover): its README torch_npu matrix column recomputed, then the pointwise example
+    through `codegen --check-kernels` (torch_npu's codegen: the default on a pair). A skipped test fails it."""
     session.install(f"torch=={torch}", "-e", ".[test]")  # test: pyyaml and psutil for torch_npu, setuptools
     session.run("python", "-c", CHECK_TORCH, torch)
     report = session.run(
@@ -358,7 +355,10 @@ def pair(session: nox.Session, torch: str) -> None:
     )
     print(report)
     if not isinstance(report, str) or " skipped" in report.strip().splitlines()[-1]:
-        session.error(f"torch {torch} is a torch_npu pair, yet its README column tests skipped (see above)")
+        session.error(f"torch {torch} is a torch_npu pair, yet its matrix tests skipped (see above)")
+    out = Path(session.create_tmp()) / "pointwise_reduction"
+    codegen = ("python", "-m", "npu_inductor_compat", "codegen", "examples/pointwise_reduction.py")
+    session.run(*codegen, "--check-kernels", "--out", str(out), "--force")
 
 
 @nox.session(venv_backend="none")

@@ -57,6 +57,29 @@ def emulated_npu(tmp_path_factory: pytest.TempPathFactory) -> Any:
 pytest_plugins = ["npu_compat_test_tiers", "npu_compat_test_skips", "pytester"]
 
 
+# The slow tier's longest files (a minute or more each on 2 cores; `--durations` in the slow session shows them) go
+# first: pytest-xdist's --dist loadfile hands files out in collection order, so a long file collected last would run
+# alone at the end while the other worker idles.
+LONGEST_FIRST = (
+    "test_npu_wrapper_run.py",
+    "test_npu_wrapper_threads.py",
+    "test_npu_wrapper_queue.py",
+    "test_torch_npu_flex.py",
+    "test_models.py",
+    "test_kernel_corpus.py",
+    "test_doc_commands.py",
+    "test_torch_npu_tiling.py",
+    "test_execute_runs.py",
+    "test_torch_npu_fixes.py",
+)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's own order is kept
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Import Inductor once per process before any test (seconds): a cost of the process, not of whichever test
     happens to activate first, so the fast tier's per-test limit measures the tests."""

@@ -157,6 +157,7 @@ def paired(release: str) -> None:
 
 
 @pytest.mark.download
+@pytest.mark.corpus  # the real model twice (with and without the record): ~1 min
 @pytest.mark.skipif(importlib.util.find_spec("torchvision") is None, reason="torchvision not installed (extra models)")
 def test_torch_npu_2_7_1s_resnet18_batch_norm_backward_compiles_under_the_tiling_record(tmp_path: Path) -> None:
     """torch_npu 2.7.1.post11's linear kernels for ResNet-18's batch-norm backward (a channels-last input, a contiguous
@@ -187,6 +188,7 @@ def test_torch_npu_2_7_1s_resnet18_batch_norm_backward_compiles_under_the_tiling
 
 
 @pytest.mark.download
+@pytest.mark.corpus  # the real model twice (with and without the record): ~1 min
 @pytest.mark.skipif(
     importlib.util.find_spec("transformers") is None, reason="transformers not installed (extra models)"
 )
@@ -210,6 +212,7 @@ def test_torch_npu_2_9_1s_dynamic_bert_trains_with_its_sizes_pinned(tmp_path: Pa
 
 
 @pytest.mark.download
+@pytest.mark.corpus
 @pytest.mark.skipif(
     importlib.util.find_spec("transformers") is None or importlib.util.find_spec("torchvision") is None,
     reason="transformers or torchvision not installed (extra models)",

@@ -1,6 +1,6 @@
 """The library models outside the corpus (examples/models_extra/) stay Ascend style and random init, and the table
-in docs/codegen.md lists exactly them. Static (tests/test_models.py runs them and checks the table's numbers on
-torch 2.12, in the slow tier)."""
+in docs/codegen.md lists exactly them. Static (a `corpus` test in tests/test_models.py runs them and checks the
+table's numbers on torch 2.12)."""
 
 from __future__ import annotations
 

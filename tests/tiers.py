@@ -20,6 +20,7 @@ OTHER_MARKS = {
     "slow": "added to every test with a tier mark; select the slow tier with -m slow, everything with -m ''",
     "once": "its result does not depend on the installed torch's Inductor: nox runs it on one core line only",
     "upstream_limit": "asserts an upstream component's rejection with its exact message: fails once a release lifts it",
+    "corpus": "recomputes a table of library-model runs (minutes): `nox -s corpus` runs it, nox's slow session not",
 }
 DEFAULT_LIMIT_SECONDS = "5"
 _SPENT = pytest.StashKey[float]()
