@@ -120,7 +120,8 @@ def tests(session: nox.Session, torch: str) -> None:
 def slow(session: nox.Session, torch: str) -> None:
     """The slow tier (fresh interpreters, C++ builds, wheel downloads, real compiles) against one torch release, on
     both cores: pytest-xdist keeps each file in one worker, so a file's shared codegen run is made once. A core line
-    also gets the models extra, so its real-model tests (tests/test_models.py, the quick start's GPT-2) run."""
+    also gets the models extra, so its real-model tests run (tests/test_models.py: GPT-2, BERT; those marked
+    `corpus`, minutes each, are left to `nox -s corpus`)."""
     models = torch in MODEL_LIBRARIES
     _install_line(session, torch, models=models)
     tier = ("-m", _tier(torch, "slow and not corpus"))  # posargs follow: a -m among them replaces it
