@@ -1,5 +1,6 @@
 """Triton's interpreter as `codegen --execute` runs it: an atomic add under a broadcast mask (what Inductor emits for
-an embedding backward fused into a persistent reduction) adds every column, with the record; without it, one."""
+an embedding backward fused into a persistent reduction) adds every column, with the record; without it, one. An
+index assert under an inverted mask (torch 2.7.1's) runs."""
 
 # A fresh interpreter, since Triton decides at decoration time whether a function is interpreted. The kernel has
 # the shape of GPT-2's fused embedding backward (found there), at its config XBLOCK=1: values [1, R0_BLOCK] added
@@ -59,3 +60,35 @@ def test_without_it_the_interpreter_adds_only_the_first_column(last_json_of: Any
         assert last_json_of(SCRIPT, "without") == {"right": True, "columns": 8}
     else:
         assert last_json_of(SCRIPT, "without") == {"right": False, "columns": 1}
+
+
+INVERTED_MASK = r"""
+import json, os
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton
+import triton.language as tl
+from npu_inductor_compat.patching import Journal
+from npu_inductor_compat.tools.simulated.execute_interpreter import INTERPRETER_RECORD
+
+@triton.jit
+def gather(in_ptr, table_ptr, out_ptr, xnumel, XBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    index = tl.load(in_ptr + xindex, xmask)
+    tl.device_assert(((0 <= index) & (index < 8)) | ~(xmask), "index out of bounds: 0 <= index < 8")
+    tl.store(out_ptr + xindex, tl.load(table_ptr + index, xmask), xmask)
+
+journal = Journal()
+journal.apply([INTERPRETER_RECORD])
+index, table, out = torch.tensor([3, 1, 7, 0, 2]), torch.arange(8) * 10, torch.zeros(5, dtype=torch.int64)
+gather[(2,)](index, table, out, 5, XBLOCK=4)
+print(json.dumps({"right": torch.equal(out, table[index])}))
+journal.undo()
+"""
+
+
+def test_an_index_assert_under_an_inverted_mask_runs_as_torch_2_7_1_emits_it(last_json_of: Any) -> None:
+    """Inductor's index kernels on torch 2.7.1 assert `... | ~(xmask)`: Triton 3.3's interpreter could not invert a
+    boolean (every gather or embedding kernel of BERT was an interpreter error); with the record it runs, on every
+    line."""
+    assert last_json_of(INVERTED_MASK, "with") == {"right": True}

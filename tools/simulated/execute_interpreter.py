@@ -68,6 +68,23 @@ def _int1_type(original: Any) -> Any:
     return get_int1_ty
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 8) [next]: Triton 3.4's builder makes the all-ones boolean itself
+def _all_ones_bool(original: Any) -> Any:
+    # Triton 3.3's InterpreterBuilder.get_all_ones_value takes integers only; `~mask` (Inductor's index assert on torch
+    # 2.7.1: `tl.device_assert(... | ~(xmask))`) inverts an int1 through it. Later releases give True for a boolean
+    # (runtime/interpreter.py): as they do.
+    @wraps_original(original)
+    def get_all_ones_value(self: Any, type: Any) -> Any:
+        import numpy as np
+        from triton.runtime.interpreter import TensorHandle, _get_np_dtype
+
+        if _get_np_dtype(type) == np.bool_:
+            return TensorHandle(np.full(1, True, dtype=np.bool_), type.scalar)
+        return original(self, type)
+
+    return get_all_ones_value
+
+
 def _no_driver_needed(original: Any) -> Any:
     # A kernel module starts with triton_helpers.set_driver_to_gpu(), which raises "Could not find an active GPU
     # backend" where no GPU driver is active (torch/_inductor/runtime/triton_helpers.py): the interpreter needs none.
@@ -203,6 +220,8 @@ INTERPRETER_RECORD = Patch(
         Change("triton.runtime.interpreter:_patch_lang_tensor", _index_squeezed, optional=True),
         # CAN REMOVE when MIN_SUPPORTED >= (2, 8) [next]: Triton 3.4 on
         Change("triton.runtime.interpreter:InterpreterBuilder.get_int1_ty", _int1_type, must_exist=False),
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 8) [next]: Triton 3.4 on
+        Change("triton.runtime.interpreter:InterpreterBuilder.get_all_ones_value", _all_ones_bool),
         Change("torch._inductor.runtime.triton_helpers:set_driver_to_gpu", _no_driver_needed, optional=True),
         Change("triton.language.semantic:arange", _any_range, optional=True),
         Change("triton.language.core:validate_block_shape", _any_block_shape, optional=True),
