@@ -224,13 +224,17 @@ def test_the_models_outside_the_corpus_give_the_docs_table(tmp_path: Path) -> No
     table's numbers on torch 2.12, where it was measured; not the generated code's values (no --execute here)."""
     import torch
 
+    from npu_inductor_compat import matrix
+
     if not torch.__version__.startswith("2.12."):
         pytest.skip("docs/codegen.md's table of the models outside the corpus is measured on torch 2.12 only")
     docs = (ROOT / "docs" / "codegen.md").read_text()
     section = docs[docs.index("**Library models outside the corpus.**") :]
-    table = section[section.index("| model |") : section.index("\n\n", section.index("| model |"))]
-    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
-    expected = {row[0]: (int(row[1]), int(row[2]), int(row[3]), int(row[4]), row[5]) for row in rows}
+    table = matrix.parse(section[section.index("| model |") : section.index("\n\n", section.index("| model |"))])
+    numbers = ("exit", "graphs", "kernels", "accepted")
+    expected = {
+        model: (*(int(table[name][model]) for name in numbers), table["rejected"][model]) for model in table["exit"]
+    }
     out = tmp_path / "models_extra.json"
     command = [
         sys.executable,
