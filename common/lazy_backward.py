@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from npu_inductor_compat.npu_graph import graph_uses_npu
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 _GUARDED = "_npu_inductor_compat_needs_activation"  # copied by config.patch's functools.wraps: never wrapped twice
@@ -54,8 +55,6 @@ def _guard_npu_compiles(original: Any) -> Any:
 
     @wraps_original(original)
     def compile_fx(model_: Any, example_inputs_: Any, *args: Any, **kwargs: Any) -> Any:
-        from npu_inductor_compat.autoload import graph_uses_npu
-
         if graph_uses_npu(model_, example_inputs_):
             if args:
                 args = (needs_activation(args[0]), *args[1:])

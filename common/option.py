@@ -11,6 +11,8 @@ from typing import Any
 
 from npu_inductor_compat.common.adapters import LineAdapters
 from npu_inductor_compat.common.backend_table import normalise
+from npu_inductor_compat.hooks import compiling_with_backend
+from npu_inductor_compat.npu_graph import graph_uses_npu
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 OPTION = "npu_backend"
@@ -88,9 +90,6 @@ def _switch_backend_per_compile(original: Any) -> Any:
 
     @wraps_original(original)
     def __call__(self: Any, model_: Any, inputs_: Any, *args: Any, **kwargs: Any) -> Any:
-        from npu_inductor_compat.activation import compiling_with_backend
-        from npu_inductor_compat.autoload import graph_uses_npu
-
         if not graph_uses_npu(model_, inputs_):
             return original(self, model_, inputs_, *args, **kwargs)
         wanted = self.config.get(OPTION)

@@ -14,8 +14,8 @@ from npu_inductor_compat.dispatch import refuse_a_foreign_line, resolve
 from npu_inductor_compat.lines import LineChoice
 from npu_inductor_compat.linespec import Plan
 from npu_inductor_compat.patching import Journal, Patch, PatchError, ReplacementRefused, absent_targets
-from npu_inductor_compat.registry import Decision, fix_records
-from npu_inductor_compat.state import STATE
+from npu_inductor_compat.registry import fix_records
+from npu_inductor_compat.state import STATE, Decision
 from npu_inductor_compat.version import TORCH_VERSION_ENV, installed_versions
 
 log = logging.getLogger("npu_inductor_compat")
@@ -180,6 +180,9 @@ def compiling_with_backend(requested: str | None, source: str) -> Iterator[None]
                 _activate(wanted, STATE.disabled, source)
         with STATE.compiling() if STATE.active else contextlib.nullcontext():
             yield
+
+
+hooks.set_backend_switch(compiling_with_backend)  # the per-compile option record reaches it here (common/option.py)
 
 
 class DeactivateDuringCompile(RuntimeError):

@@ -20,16 +20,16 @@ from typing import Any
 
 from npu_inductor_compat import hooks
 from npu_inductor_compat.envflags import env_flag
+from npu_inductor_compat.npu_graph import graph_uses_npu
 
 # What `import torch` pays for this module is its own import and two setattrs: it imports no other module of the
-# package but two leaves (the journal, records and targets load at activation), nothing torch has not imported already
+# package but three leaves (the journal, records and targets load at activation), nothing torch has not imported already
 # (tests/test_autoload.py keeps the set exact). So the hook is not a journal record: arm() keeps the two originals
 # and disarm() puts them back, exactly, under the same rule as the journal's undo.
 
 log = logging.getLogger("npu_inductor_compat")
 
 AUTOLOAD_ENV = "NPU_INDUCTOR_COMPAT_AUTOLOAD"
-DEVICE = "npu"
 OPTION = "npu_backend"
 OWNER = "_TorchCompileInductorWrapper"  # in torch/__init__.py: arming imports no torch._inductor module
 _armed: dict[str, tuple[Any, Any]] = {}  # attribute -> (torch's original, our wrapper), while armed
@@ -44,23 +44,6 @@ def autoload_enabled() -> bool:
     except ValueError as err:
         log.warning("npu_inductor_compat: %s; zero-touch activation is not armed", err)
         return False
-
-
-def _is_npu(value: Any) -> bool:
-    device = getattr(value, "device", None)
-    return getattr(device, "type", None) == DEVICE
-
-
-def graph_uses_npu(model: Any, inputs: Any) -> bool:
-    """Whether a graph Dynamo hands to Inductor reads or makes a tensor on "npu" (inputs, then node values)."""
-    if any(_is_npu(value) for value in inputs or ()):
-        return True
-    graph = getattr(model, "graph", None)
-    for node in getattr(graph, "nodes", ()):
-        meta = getattr(node, "meta", {})
-        if _is_npu(meta.get("example_value")) or _is_npu(meta.get("val")):
-            return True
-    return False
 
 
 def _activate_on_first_npu_graph(original: Any) -> Any:

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any
 from npu_inductor_compat import lines
 from npu_inductor_compat.envflags import env_flag
 from npu_inductor_compat.lines import Line, LineChoice, supported_lines_text
-from npu_inductor_compat.linespec import LineSpec, load_line
+from npu_inductor_compat.linespec import LineSpec, line_spec
 from npu_inductor_compat.version import TORCH_VERSION_ENV, Release, TorchVersion, installed_torch, torch_version
 
 log = logging.getLogger("npu_inductor_compat")
 
 STRICT_ENV = "NPU_INDUCTOR_COMPAT_STRICT"
+PACKAGE = "npu_inductor_compat"  # the version modules are its subpackages
 
 
 # The table lives in compat/lines.py (the journal reads it and must not import the dispatcher). Readers of these
@@ -32,6 +33,11 @@ def __getattr__(name: str) -> Any:
     if name in _IN_LINES:
         return getattr(lines, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def load_line(name: str) -> LineSpec:
+    """Import the version module ``name`` (a module of LINES, e.g. "v2_12") and return its checked LINE."""
+    return line_spec(importlib.import_module(f"{PACKAGE}.{name}"))
 
 
 class UnsupportedTorchVersion(ImportError):

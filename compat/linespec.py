@@ -1,10 +1,9 @@
-"""What a version module declares: one `LineSpec` as its ``LINE``, checked by `load_line` when dispatch loads it.
+"""What a version module declares: one `LineSpec` as its ``LINE``, checked when the dispatcher loads it.
 
 A version module (v*/__init__.py) builds it with one shared call (``common.compose.line_spec``)."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from types import ModuleType
@@ -12,7 +11,6 @@ from typing import Any
 
 from npu_inductor_compat.patching import Patch
 
-PACKAGE = "npu_inductor_compat"
 HOW = "a version module declares LINE = compose.line_spec(__name__, ADAPTERS, own_fixes=...) (common/compose.py)"
 
 
@@ -76,8 +74,3 @@ def line_spec(module: ModuleType) -> LineSpec:
     if not hasattr(module, "LINE"):
         raise MalformedLineModule(f"{module.__name__} declares no LINE; {HOW}")
     return check_spec(module.__name__, module.LINE)
-
-
-def load_line(name: str) -> LineSpec:
-    """Import the version module ``name`` (a module of LINES, e.g. "v2_12") and return its checked LINE."""
-    return line_spec(importlib.import_module(f"{PACKAGE}.{name}"))

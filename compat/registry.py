@@ -1,43 +1,15 @@
-"""Every fix record the package knows, read from the checked LINE of each version module named in ``LINES``.
-
-Reaches the version modules only by those names (never ``common``); the fixes index and the README come from here."""
+"""Every fix record the package knows, read from the checked LINE of each version module named in ``LINES``
+(loaded by the dispatcher: never ``common``); the fixes index and the README come from here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from npu_inductor_compat import lines
-from npu_inductor_compat.linespec import load_line
+from npu_inductor_compat.dispatch import load_line
 from npu_inductor_compat.patching import Patch
 
 
 class RecordDeclarationError(RuntimeError):
     """A version module lists a record that is not written for its line, or two different records share an id."""
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One record's status on this torch, as activation decided it (status() and the matrix report it)."""
-
-    record: Patch
-    status: str  # "applied", "not needed", "skipped", "missing", "refused" (its replacement does not fit here)
-    detail: str
-
-    def as_dict(self) -> dict[str, Any]:
-        record = self.record
-        return {
-            "id": record.id,
-            "layer": record.layer,
-            "status": self.status,
-            "detail": self.detail,
-            "why": record.why,
-            "upstream": record.upstream,
-            "remove_when": record.remove_when,
-            "lines": list(record.applies_to()),
-            "targets": list(record.targets),
-            "proven_by": list(record.proven_by),
-        }
 
 
 def line_fixes(line: str) -> tuple[Patch, ...]:

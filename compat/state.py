@@ -8,14 +8,38 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from npu_inductor_compat.patching import Journal
+from npu_inductor_compat.patching import Journal, Patch
 
 if TYPE_CHECKING:  # imported for annotations only
     from npu_inductor_compat.lines import LineChoice
     from npu_inductor_compat.linespec import LineSpec
-    from npu_inductor_compat.registry import Decision
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One record's status on this torch, as activation decided it (status() and the matrix report it)."""
+
+    record: Patch
+    status: str  # "applied", "not needed", "skipped", "missing", "refused" (its replacement does not fit here)
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        record = self.record
+        return {
+            "id": record.id,
+            "layer": record.layer,
+            "status": self.status,
+            "detail": self.detail,
+            "why": record.why,
+            "upstream": record.upstream,
+            "remove_when": record.remove_when,
+            "lines": list(record.applies_to()),
+            "targets": list(record.targets),
+            "proven_by": list(record.proven_by),
+        }
 
 
 class PackageState:

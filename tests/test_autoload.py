@@ -184,14 +184,15 @@ print(json.dumps({
 }))
 """
 
-# What `import torch` may cost: the package's (empty) __init__, the hook, its env-switch reader and the list of
-# deactivate() callbacks it registers its disarm in. A module
+# What `import torch` may cost: the package's (empty) __init__, the hook, its env-switch reader, its npu-graph test and
+# the list of deactivate() callbacks it registers its disarm in. A module
 # added to the entry point's imports fails this (issue #46: the journal, its dataclasses and targets were ~6 ms).
 ENTRY_POINT_IMPORTS = [
     "npu_inductor_compat",
     "npu_inductor_compat.autoload",
     "npu_inductor_compat.envflags",
     "npu_inductor_compat.hooks",
+    "npu_inductor_compat.npu_graph",
 ]
 
 

@@ -6,9 +6,11 @@ import ast
 import functools
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "npu_inductor_compat"
@@ -18,6 +20,12 @@ LINE_PREFIX = "v"  # a version module's folder: v2_7_1, v2_9, ... (LINES names t
 IMPORTING_CALLS = ("import_module", "__import__", "resolve", "parse")
 # Any string literal of this package's "module:Qual.name" form names a target to import, wherever it is passed.
 TARGET = re.compile(rf"{PACKAGE}(?:\.\w+)*:\w+(?:\.\w+)*")
+DYNAMIC = "<dynamic>"  # a part of an f-string the test cannot resolve (neither a constant nor a line's name)
+# compat's orchestration, the roof: the one place that composes (it loads the lines by name and reaches the tools'
+# commands through entry points); the rest of compat is the floor, which imports nothing above it.
+ROOF = frozenset({"activation", "autoload", "dispatch", "registry", "__main__"})
+# Calls that load an entry point group (its first argument: the group's name, or a constant holding it).
+LOADING_CALLS = ("load",)
 
 # Cycles that exist today and may only shrink: each is a set of modules that import each other. A cycle not
 # contained in one of these fails the test, and so does an entry that is no longer exactly a cycle (shrink it).
@@ -42,28 +50,64 @@ def module_files(root: Path) -> dict[str, Path]:
     return found
 
 
-def _named(node: ast.Call) -> str | None:
-    """The module a call like ``importlib.import_module("x")`` or ``targets.resolve("x:y")`` names, if literal;
-    an f-string's constant prefix followed by ``<dynamic>``."""
+def _constants(tree: ast.Module) -> dict[str, str]:
+    """A module's top-level ``NAME = "text"`` assignments (what an f-string's ``{NAME}`` stands for)."""
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            found.update({target.id: node.value.value for target in node.targets if isinstance(target, ast.Name)})
+    return found
+
+
+def _text(node: ast.expr, constants: dict[str, str]) -> str | None:
+    """A string argument as written: a literal, a module constant, or an f-string whose parts that are neither
+    become DYNAMIC (``f"{PACKAGE}.{name}"`` -> ``npu_inductor_compat.<dynamic>``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in constants:
+        return constants[node.id]
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            else:
+                inner = value.value if isinstance(value, ast.FormattedValue) else value
+                parts.append(_text(inner, constants) or DYNAMIC)  # type: ignore[arg-type]
+        return "".join(parts)
+    return None
+
+
+def _named(node: ast.Call, constants: dict[str, str]) -> str | None:
+    """The module a call like ``importlib.import_module("x")`` or ``targets.resolve("x:y")`` names (see _text)."""
     func = node.func
     called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     if called not in IMPORTING_CALLS or not node.args:
         return None
-    first = node.args[0]
-    if isinstance(first, ast.Constant) and isinstance(first.value, str):
-        text = first.value.partition(":")[0]
-    elif isinstance(first, ast.JoinedStr):
-        text = "".join(v.value for v in first.values if isinstance(v, ast.Constant)) + "<dynamic>"
-    else:
+    text = _text(node.args[0], constants)
+    if text is None:
         return None
+    text = text.partition(":")[0]
     return text if text.startswith(PACKAGE) else None
 
 
-def imported_names(path: Path, module: str) -> Iterator[str]:
+def _run_as_main(node: ast.List | ast.Tuple, constants: dict[str, str]) -> Iterator[str]:
+    """The modules a command line runs with ``-m`` (``[sys.executable, "-m", "npu_inductor_compat.x", ...]``)."""
+    for flag, after in zip(node.elts, node.elts[1:], strict=False):
+        if isinstance(flag, ast.Constant) and flag.value == "-m":
+            text = _text(after, constants)
+            if text is not None and text.startswith(PACKAGE):
+                yield f"{text}.__main__" if text == PACKAGE else text
+
+
+def imported_names(path: Path, module: str, groups: EntryPoints | None = None) -> Iterator[str]:
     """What a module imports: import statements anywhere (function bodies and TYPE_CHECKING blocks included),
-    relative ones resolved, the modules named by string literals in IMPORTING_CALLS and by target strings."""
+    relative ones resolved, the modules named by IMPORTING_CALLS and by target strings, the modules it runs with
+    ``-m``, and every target of an entry point group (``groups``: group -> modules) it loads by name."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    constants = _constants(tree)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -73,37 +117,121 @@ def imported_names(path: Path, module: str) -> Iterator[str]:
                 base = f"{anchor}.{base}" if base else anchor
             # ``from a import b``: the module a.b, else (b is an attribute) a; see import_graph
             yield from (f"{base}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Call) and (named := _named(node)) is not None:
+        elif isinstance(node, ast.Call) and (named := _named(node, constants)) is not None:
             yield named
+        elif isinstance(node, ast.Call) and groups and (group := _loaded_group(node, groups)) is not None:
+            yield from sorted(groups.targets[group])
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and TARGET.fullmatch(node.value):
             yield node.value.partition(":")[0]
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            yield from _run_as_main(node, constants)
+
+
+@dataclass(frozen=True)
+class EntryPoints:
+    """pyproject.toml's entry point groups: group -> the modules its entry points name; and the package's top-level
+    constants that hold a group's name (``COMMANDS = "npu_inductor_compat.commands"``): constant name -> group."""
+
+    targets: dict[str, set[str]]
+    constants: dict[str, str]
+
+
+def entry_points(root: Path) -> EntryPoints:
+    path = root / "pyproject.toml"
+    declared = tomllib.loads(path.read_text()).get("project", {}).get("entry-points", {}) if path.is_file() else {}
+    targets = {
+        group: {target.partition(":")[0].strip() for target in entries.values()} for group, entries in declared.items()
+    }
+    constants = {}
+    for module in module_files(root).values():
+        constants.update(
+            {name: text for name, text in _constants(ast.parse(module.read_text())).items() if text in targets}
+        )
+    return EntryPoints(targets, constants)
+
+
+def _loaded_group(node: ast.Call, groups: EntryPoints) -> str | None:
+    """The entry point group a call like ``entry_points.load(entry_points.COMMANDS, name)`` loads from."""
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if called not in LOADING_CALLS or not node.args:
+        return None
+    first = node.args[0]
+    if isinstance(first, ast.Constant) and first.value in groups.targets:
+        return str(first.value)
+    name = first.attr if isinstance(first, ast.Attribute) else getattr(first, "id", None)
+    return groups.constants.get(name) if name else None
+
+
+def line_names(root: Path) -> list[str]:
+    return sorted(folder for folder in folder_packages(root) if _is_line(folder))
+
+
+def _resolved(name: str, files: dict[str, Path], lines: list[str]) -> set[str]:
+    """A name with DYNAMIC parts, each read as every line's folder name: the modules it can be (the longest module
+    each reading starts with); unresolved (kept as written) when no reading is a module."""
+    if DYNAMIC not in name:
+        return {name}
+    readings = {name}
+    while any(DYNAMIC in reading for reading in readings):
+        readings = {reading.replace(DYNAMIC, line, 1) for reading in readings for line in lines}
+    found = {reading for reading in readings if reading in files}
+    return found or {name}
 
 
 def import_graph(root: Path) -> dict[str, set[str]]:
     """Module -> the package's modules it imports: each name is the longest module it starts with (``from a import
-    b`` is an edge to ``a.b`` when that is a module, else to ``a``); a dynamic name stays as written. A package's
-    ``__init__`` that Python runs before any submodule is not an edge: only what is imported from it."""
+    b`` is an edge to ``a.b`` when that is a module, else to ``a``); a dynamic name is read over the line names, and
+    stays as written when no reading is a module. A package's ``__init__`` that Python runs before any submodule is
+    not an edge: only what is imported from it."""
     files = module_files(root)
+    lines = line_names(root)
+    groups = entry_points(root)
     graph: dict[str, set[str]] = {}
     for module, path in files.items():
         edges = set()
-        for name in imported_names(path, module):
-            if not name.startswith(PACKAGE):
-                continue
-            if name.endswith("<dynamic>"):
-                edges.add(name)
-                continue
-            parts = name.split(".")
-            for size in range(len(parts), 0, -1):
-                candidate = ".".join(parts[:size])
-                if candidate in files:
-                    break
-            else:
-                continue  # the package's name alone: nothing is imported by it
-            if candidate != module and not module.startswith(f"{candidate}."):  # its own package ran first
-                edges.add(candidate)
+        for written in imported_names(path, module, groups):
+            for name in _resolved(written, files, lines):
+                if not name.startswith(PACKAGE):
+                    continue
+                if DYNAMIC in name:
+                    edges.add(name)
+                    continue
+                parts = name.split(".")
+                for size in range(len(parts), 0, -1):
+                    candidate = ".".join(parts[:size])
+                    if candidate in files:
+                        break
+                else:
+                    continue  # the package's name alone: nothing is imported by it
+                if candidate != module and not module.startswith(f"{candidate}."):  # its own package ran first
+                    edges.add(candidate)
         graph[module] = edges
     return graph
+
+
+def entry_point_edges(root: Path) -> set[tuple[str, str]]:
+    """The edges import_graph has only because a module loads an entry point group: (loader, target module)."""
+    files = module_files(root)
+    groups = entry_points(root)
+    return {
+        (module, target)
+        for module, path in files.items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call) and (group := _loaded_group(node, groups)) is not None
+        for target in groups.targets[group]
+        if target in files
+    }
+
+
+def unresolved_problems(graph: dict[str, set[str]]) -> list[str]:
+    """Every dynamic import no reading resolves: an edge the tests cannot see is a problem, not an excuse."""
+    return [
+        f"{source} imports {target}, which no line name resolves"
+        for source, targets in sorted(graph.items())
+        for target in sorted(targets)
+        if DYNAMIC in target
+    ]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
@@ -168,40 +296,47 @@ def cycle_path(graph: dict[str, set[str]], members: frozenset[str]) -> list[str]
 
 
 def folder_of(name: str) -> str | None:
-    """The source folder a module name lives in (``compat`` for the package's own modules); None for a dynamic name
-    whose folder part is not written out (``f"npu_inductor_compat.{line}"``: how dispatch reaches the lines)."""
+    """The room a module name lives in: its source folder, and ``roof`` for compat's orchestration (ROOF); None for
+    a dynamic name whose folder part is not written out."""
     parts = name.split(".")
     if len(parts) == 1:
-        return "compat"
-    if "<dynamic>" in parts[1]:
+        return "roof"  # the package's __init__: the public names, each a lazy import from the roof
+    if DYNAMIC in parts[1]:
         return None
-    return parts[1] if parts[1] in ("common", "tools") or _is_line(parts[1]) else "compat"
+    if parts[1] in ("common", "tools") or _is_line(parts[1]):
+        return parts[1]
+    return "roof" if parts[1] in ROOF else "compat"
 
 
 def _is_line(folder: str | None) -> bool:
     return folder is not None and folder.startswith(LINE_PREFIX) and folder[1:2].isdigit()
 
 
+def _floor(room: str) -> int:
+    """Rooms bottom up: compat's floor, common, the lines, the roof, the tools."""
+    return 2 if _is_line(room) else ("compat", "common", "line", "roof", "tools").index(room)
+
+
 def is_back_edge(source: str, target: str) -> bool:
-    """compat imports no common, line module or tool; common no line module or tool; a line module no other line
-    module and no tool. Tools may import anything."""
+    """An import pointing up, or from one line to another: compat's floor imports nothing above it; common no line,
+    roof or tool; a line no other line, no roof and no tool; the roof no tool. Tools may import anything."""
     here, there = folder_of(source), folder_of(target)
-    if there is None or here == there or here == "tools":
+    if here is None or there is None or here == there:
         return False
-    if here == "compat":
-        return there in ("common", "tools") or _is_line(there)
-    if here == "common":
-        return there == "tools" or _is_line(there)
-    return _is_line(here) and (there == "tools" or _is_line(there))
+    if _is_line(here) and _is_line(there):
+        return True
+    return _floor(there) > _floor(here)
 
 
-def back_edge_problems(graph: dict[str, set[str]]) -> list[str]:
-    """Every back edge, none allowed: the CLI reaches the tools' commands through entry points (pyproject.toml)."""
+def back_edge_problems(graph: dict[str, set[str]], plugins: set[tuple[str, str]] = frozenset()) -> list[str]:
+    """Every back edge but one kind: the roof loading a tool by entry point (``plugins``: pyproject.toml registers
+    the tools' commands; the runtime names none of them)."""
     return [
         f"{source} imports {target}"
         for source, targets in sorted(graph.items())
         for target in sorted(targets)
         if is_back_edge(source, target)
+        and not ((source, target) in plugins and folder_of(source) == "roof" and folder_of(target) == "tools")
     ]
 
 
@@ -223,8 +358,11 @@ def cycle_problems(graph: dict[str, set[str]], known: tuple[frozenset[str], ...]
 
 @pytest.mark.once
 def test_imports_point_one_way() -> None:
-    """v* -> common -> compat, tools -> the runtime: no back edge, with importlib strings and local imports read."""
-    assert back_edge_problems(import_graph(ROOT)) == []
+    """tools -> roof -> v* -> common -> compat: no back edge, with importlib strings (f-strings read over the line
+    names), ``-m`` command lines, entry points and local imports read; every dynamic import resolved."""
+    graph = import_graph(ROOT)
+    assert back_edge_problems(graph, entry_point_edges(ROOT)) == []
+    assert unresolved_problems(graph) == []
 
 
 @pytest.mark.once
@@ -232,19 +370,37 @@ def test_no_import_cycles_beyond_the_known_ones() -> None:
     assert cycle_problems(import_graph(ROOT), KNOWN_CYCLES) == []
 
 
-# Edges cut out of the simulated NPU's cycle (issue #26), and one the cut relies on staying out: each group, put
-# back, makes a cycle again. The clients of the kernel workers import no worker (each runs as `python -m`).
+# Edges cut out of the package's cycles (issues #26, #42), and ones the cuts rely on staying out: each group, put
+# back, makes a cycle again. A kernel worker's client runs it (`python -m`: an edge), so the worker imports no client.
 CUT_EDGES: dict[str, tuple[tuple[str, str], ...]] = {
     "device raises through not_simulated, not the stand-in": (("device", "standin"),),
     "torch_npu_wheel's TTIR-check record and the lowering worker's environment were in one module": (
         ("torch_npu_wheel", "kernel_check"),
         ("kernel_check", "torch_npu_wheel"),
     ),
-    "the TTIR check's client imports no worker": (("ttir_check", "ttir_check_worker"),),
+    "the TTIR worker imports not its client (it owns its flag)": (("ttir_check_worker", "ttir_check"),),
+    "the lowering worker imports not its client (it owns its stages and records)": (
+        ("kernel_lowering", "kernel_check"),
+    ),
     "the stand-in reaches the wheel's depth (wheel_depth), not the provider that reads the active stand-in": (
         ("standin", "torch_npu_wheel"),
     ),
+    "the line type (linespec) loads no line: the dispatcher does, above the lines": (
+        ("compat:linespec", "line:v2_12"),
+    ),
+    "the provider's records are handed the TTIR checker by the codegen process: they import no client": (
+        ("wheel_records", "ttir_check"),
+    ),
+    "the option record reaches the backend switch through hooks, not by importing activation": (
+        ("common:option", "compat:activation"),
+    ),
 }
+
+
+def _full(name: str) -> str:
+    """A CUT_EDGES name: a module of the simulated NPU's tools, or ``compat:x``, ``common:x``, ``line:v2_12``."""
+    room, _, module = name.rpartition(":")
+    return f"{PACKAGE}.{module}" if room in ("compat", "line") else f"{PACKAGE}.{room or 'tools.simulated'}.{module}"
 
 
 @functools.cache
@@ -256,7 +412,7 @@ def _graph_of_this_tree() -> dict[str, frozenset[str]]:
 @pytest.mark.parametrize("why", list(CUT_EDGES))
 def test_a_cut_edge_put_back_is_a_cycle_again(why: str) -> None:
     graph = {module: set(targets) for module, targets in _graph_of_this_tree().items()}  # a copy to add to
-    edges = [tuple(f"{PACKAGE}.tools.simulated.{name}" for name in edge) for edge in CUT_EDGES[why]]
+    edges = [tuple(_full(name) for name in edge) for edge in CUT_EDGES[why]]
     assert not any(target in graph[source] for source, target in edges)
     for source, target in edges:
         graph[source].add(target)
@@ -312,6 +468,7 @@ def test_an_injected_back_edge_fails_with_importlib_strings_read(tmp_path: Path)
             "compat/sneaky.py": 'import importlib\nimportlib.import_module("npu_inductor_compat.common.layers")\n',
             "compat/table.py": 'COMMANDS = {"x": "npu_inductor_compat.tools.cli:main"}  # a target, however passed\n',
             "compat/lines.py": 'import importlib\nx = "v2_9"\nimportlib.import_module(f"npu_inductor_compat.{x}")\n',
+            "compat/dispatch.py": 'import importlib\nimportlib.import_module(f"npu_inductor_compat.{line}")\n',
             "common/__init__.py": "",
             "common/layers.py": "",
             "common/sneaky.py": 'import importlib\nimportlib.import_module(f"npu_inductor_compat.v2_9.{x}")\n',
@@ -322,13 +479,14 @@ def test_an_injected_back_edge_fails_with_importlib_strings_read(tmp_path: Path)
         },
     )
     assert back_edge_problems(import_graph(root)) == [
-        "npu_inductor_compat.__main__ imports npu_inductor_compat.tools.cli",  # no edge is allowed, the CLI's neither
+        "npu_inductor_compat.__main__ imports npu_inductor_compat.tools.cli",  # a written target: only entry points
         "npu_inductor_compat.common.sneaky imports npu_inductor_compat.v2_9.<dynamic>",
+        "npu_inductor_compat.lines imports npu_inductor_compat.v2_9",  # a constant in an f-string is read
         "npu_inductor_compat.sneaky imports npu_inductor_compat.common.layers",
         "npu_inductor_compat.table imports npu_inductor_compat.tools.cli",
         "npu_inductor_compat.v2_12 imports npu_inductor_compat.tools.cli",
         "npu_inductor_compat.v2_9 imports npu_inductor_compat.v2_12",
-    ]  # f"npu_inductor_compat.{line}" is dispatch's way to the lines
+    ]  # dispatch, the roof, loads each line by f"npu_inductor_compat.{line}": read over the line names, no back edge
 
 
 def test_a_compat_module_whose_name_starts_with_v_is_compat() -> None:
@@ -336,3 +494,49 @@ def test_a_compat_module_whose_name_starts_with_v_is_compat() -> None:
     assert folder_of("npu_inductor_compat.version") == "compat"
     assert folder_of("npu_inductor_compat.v2_12.adapters") == "v2_12"
     assert is_back_edge("npu_inductor_compat.version", "npu_inductor_compat.tools.survey")
+
+
+@pytest.mark.once
+def test_planted_edges_of_each_kind_fail(tmp_path: Path) -> None:
+    """A dynamic import read over the line names, a ``-m`` command line and an entry point group are edges: a cycle
+    or a back edge through each fails, as an unresolvable dynamic import does; the roof's entry point edge into the
+    tools (how the CLI reaches the commands) alone is allowed."""
+    root = _tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[project.entry-points."npu_inductor_compat.commands"]\n'
+            'run = "npu_inductor_compat.tools.cli:main"\n'
+            '[project.entry-points."npu_inductor_compat.extras"]\n'
+            'x = "npu_inductor_compat.v2_9.extra:x"\n',
+            "compat/__init__.py": "",
+            "compat/__main__.py": 'COMMANDS = "npu_inductor_compat.commands"\n'
+            "def main(name):\n    return entry_points.load(entry_points.COMMANDS, name)\n",
+            "compat/dispatch.py": 'import importlib\nPACKAGE = "npu_inductor_compat"\n'
+            'def load(name):\n    return importlib.import_module(f"{PACKAGE}.{name}")\n',
+            "common/__init__.py": "",
+            "common/plugins.py": 'EXTRAS = "npu_inductor_compat.extras"\ndef f():\n    return load(EXTRAS, "x")\n',
+            "common/runner.py": 'import sys\nCOMMAND = [sys.executable, "-m", "npu_inductor_compat.tools.cli"]\n',
+            "common/odd.py": 'import importlib\nimportlib.import_module(f"npu_inductor_compat.{kind}.x")\n',
+            "tools/__init__.py": "",
+            "tools/cli.py": "from npu_inductor_compat import __main__\n",
+            "tools/a.py": 'import sys\nsubprocess.run([sys.executable, "-m", "npu_inductor_compat.tools.b"])\n',
+            "tools/b.py": "from npu_inductor_compat.tools import a\n",
+            "v2_9/__init__.py": "from npu_inductor_compat.dispatch import load\n",
+            "v2_9/extra.py": "",
+        },
+    )
+    graph = import_graph(root)
+    name = "npu_inductor_compat."
+    assert [problem.replace(name, "") for problem in back_edge_problems(graph, entry_point_edges(root))] == [
+        "common.plugins imports v2_9.extra",  # an entry point group loaded below the module it names
+        "common.runner imports tools.cli",  # a -m command line
+        "v2_9 imports dispatch",  # a line importing the roof
+    ]  # and not __main__ -> tools.cli: the roof loading a tool by its entry point
+    assert [problem.replace(name, "") for problem in unresolved_problems(graph)] == [
+        "common.odd imports <dynamic>.x, which no line name resolves"
+    ]
+    assert [problem.replace(name, "") for problem in cycle_problems(graph, ())] == [
+        "import cycle: __main__ -> tools.cli -> __main__",  # through an entry point
+        "import cycle: dispatch -> v2_9 -> dispatch",  # through an f-string read over the line names
+        "import cycle: tools.a -> tools.b -> tools.a",  # through a -m command line
+    ]

@@ -274,7 +274,7 @@ CANT_SPLIT_CHILD = """
         return "split"
 
     found = {}
-    with torch_npu_wheel.wheel_run():
+    with torch_npu_wheel.wheel_run(checker=TtirCheckWorker):
         found["before"] = refusal()
         try:
             report = activate()

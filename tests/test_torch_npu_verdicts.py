@@ -37,7 +37,7 @@ CHILD = """
     from npu_inductor_compat.tools.simulated import torch_npu_wheel, wheel_targets
 
     found = {}
-    with torch_npu_wheel.wheel_run() as (use, _, _):
+    with torch_npu_wheel.wheel_run(checker=TtirCheckWorker) as (use, _, _):
         # 1. torch_npu's own autotuner saving a kernel whose compiled metadata has a workspace and locks. The metadata
         # fields are the ones triton-ascend's compiler records (triton/backends/ascend/compiler.py: workspace_size,
         # lock_num, lock_init_val from the kernel library's _infer_* callbacks; mix_mode, parallel_mode from linalg).

@@ -270,7 +270,7 @@ CHILD = """
     interfaces = npu_interfaces()
     result = {}
     try:
-        with torch_npu_wheel.wheel_run() as (use, provider, events):
+        with torch_npu_wheel.wheel_run(checker=TtirCheckWorker) as (use, provider, events):
             activate(disable=disable)
             try:
                 with capturing() as capture:

@@ -1,4 +1,4 @@
-"""The README's architecture picture: the package's import graph (tests/test_imports.py) folder by folder, as mermaid.
+"""The README's architecture picture: the package's import graph (tests/test_imports.py) room by room, as mermaid.
 `python tools/architecture.py [--write] README.md` prints the picture or rewrites the README's copy of it."""
 
 from __future__ import annotations
@@ -6,39 +6,44 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
 
 START, END = "<!-- architecture:start -->", "<!-- architecture:end -->"
 LINES_NODE = "lines"
+LABELS = {LINES_NODE: "v*/", "roof": "compat/: roof"}  # a node's text, where it is not the folder's name
 
 
 def is_line(folder: str) -> bool:
     return folder.startswith("v") and folder[1:2].isdigit()
 
 
-def folder_edges(graph: Mapping[str, Iterable[str]], files: Mapping[str, Path], root: Path) -> set[tuple[str, str]]:
-    """Module edges as (source folder, target folder), each folder by its files' place in the tree; a module named
-    only at run time (``<dynamic>``) and a folder's edges to itself are left out."""
-    folder = {module: path.relative_to(root).parts[0] for module, path in files.items()}
+def room_edges(graph: Mapping[str, Iterable[str]], room: Callable[[str], str | None]) -> set[tuple[str, str]]:
+    """Module edges as (source room, target room): ``room`` is the import test's ``folder_of`` (a folder, or the
+    roof: compat's orchestration); a module named only at run time and a room's edges to itself are left out."""
     return {
-        (folder[source], folder[target])
+        (here, there)
         for source, targets in graph.items()
         for target in targets
-        if target in folder and folder[source] != folder[target]
+        if (here := room(source)) is not None and (there := room(target)) is not None and here != there
     }
 
 
-def render(edges: Iterable[tuple[str, str]], back_edges: Iterable[tuple[str, str]] = ()) -> str:
-    """A mermaid flowchart of folders: the line folders are one node, ``v*/``; a back edge (one the import test
-    allows) is dashed."""
+def render(
+    edges: Iterable[tuple[str, str]],
+    back_edges: Iterable[tuple[str, str]] = (),
+    plugins: Iterable[tuple[str, str]] = (),
+) -> str:
+    """A mermaid flowchart of rooms: the line folders are one node, ``v*/``; a back edge is dashed, and so is an
+    entry point edge (how the roof reaches the tools' commands), named as such."""
 
     def node(folder: str) -> str:
         return LINES_NODE if is_line(folder) else folder
 
     dashed = {(node(a), node(b)) for a, b in back_edges}
-    solid = {(node(a), node(b)) for a, b in edges} - dashed
+    loaded = {(node(a), node(b)) for a, b in plugins} - dashed
+    solid = {(node(a), node(b)) for a, b in edges} - dashed - loaded
     out = ["```mermaid", "flowchart LR"]
     named: set[str] = set()
 
@@ -46,11 +51,13 @@ def render(edges: Iterable[tuple[str, str]], back_edges: Iterable[tuple[str, str
         if name in named:
             return name
         named.add(name)
-        return f'{name}["{"v*" if name == LINES_NODE else name}/"]'
+        return f'{name}["{LABELS.get(name, name + "/")}"]'
 
     for source in sorted({a for a, _ in solid}, key=_node_order):  # one line per source: a --> b & c
         targets = sorted((b for a, b in solid if a == source), key=_node_order)
         out.append(f"    {label(source)} --> {' & '.join(label(b) for b in targets)}")
+    for a, b in sorted(loaded):
+        out.append(f"    {label(a)} -. entry points .-> {label(b)}")
     for a, b in sorted(dashed):
         out.append(f"    {label(a)} -. back edge .-> {label(b)}")
     out.append("```")
@@ -58,7 +65,7 @@ def render(edges: Iterable[tuple[str, str]], back_edges: Iterable[tuple[str, str
 
 
 def _node_order(name: str) -> tuple[int, str]:
-    order = ("tools", LINES_NODE, "common", "compat")
+    order = ("tools", "roof", LINES_NODE, "common", "compat")
     return (order.index(name) if name in order else len(order), name)
 
 
@@ -89,14 +96,14 @@ def import_test(root: Path) -> ModuleType:
 
 def picture_of(root: Path, test: ModuleType) -> str:
     graph = test.import_graph(root)
-    files = test.module_files(root)
-    edges = folder_edges(graph, files, root)
-    back = folder_edges(
-        {source: [t for t in targets if test.is_back_edge(source, t)] for source, targets in graph.items()},
-        files,
-        root,
-    )
-    return render(edges, back)
+    plugins = test.entry_point_edges(root)
+    written = {source: {t for t in targets if (source, t) not in plugins} for source, targets in graph.items()}
+    back = {source: {t for t in targets if test.is_back_edge(source, t)} for source, targets in written.items()}
+    loaded: dict[str, set[str]] = {}
+    for source, target in plugins:
+        loaded.setdefault(source, set()).add(target)
+    room = test.folder_of
+    return render(room_edges(written, room), room_edges(back, room), room_edges(loaded, room))
 
 
 def main(argv: list[str] | None = None) -> int:

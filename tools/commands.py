@@ -29,7 +29,8 @@ def torch_npu_wheel(decide: Callable[[], T]) -> tuple[T, str]:
     simulated NPU; tools/simulated/torch_npu_wheel.py), then unloaded; its result and that torch_npu's version.
     Raises ImportError or RuntimeError when the wheel cannot be had or loaded."""
     from npu_inductor_compat.tools.simulated.torch_npu_wheel import wheel_run
+    from npu_inductor_compat.tools.simulated.ttir_check import TtirCheckWorker
 
-    with wheel_run() as (use, _provider, _events):
+    with wheel_run(checker=TtirCheckWorker) as (use, _provider, _events):
         result = decide()
         return result, str(use.summary()["wheel"]["torch_npu"])

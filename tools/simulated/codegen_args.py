@@ -319,7 +319,10 @@ def _fix_ids(choice: Any) -> set[str]:
     known |= {record.id for record in device.PROVIDER.records()}
     if choice.release is not None:
         from npu_inductor_compat.tools.simulated import torch_npu_wheel
+        from npu_inductor_compat.tools.simulated.ttir_check import TtirCheckWorker
 
         # its records depend on the release (wheel_targets.RELEASES); its backend loading is not offered
-        known |= {record.id for record in torch_npu_wheel.provider(release=choice.release).records()}
+        known |= {
+            record.id for record in torch_npu_wheel.provider(release=choice.release, checker=TtirCheckWorker).records()
+        }
     return known

@@ -75,6 +75,7 @@ def _provider(inv: Invocation, run_stack: ExitStack, progress: Progress) -> tupl
         return torch_npu_standin(), None
     from npu_inductor_compat.patching import ActivationFailed
     from npu_inductor_compat.tools.simulated import torch_npu_wheel, wheel_release
+    from npu_inductor_compat.tools.simulated.ttir_check import TtirCheckWorker
 
     try:
         with progress.muted(), cpp_extension_quiet():
@@ -82,7 +83,7 @@ def _provider(inv: Invocation, run_stack: ExitStack, progress: Progress) -> tupl
             # CUDA runtime; the device set-up imported it quietly only if it had to build its extension
             with contextlib.suppress(ModuleNotFoundError):  # no setuptools: torch_npu's import says so itself
                 importlib.import_module("torch.utils.cpp_extension")
-            deep, _, events = run_stack.enter_context(torch_npu_wheel.wheel_run())
+            deep, _, events = run_stack.enter_context(torch_npu_wheel.wheel_run(checker=TtirCheckWorker))
     except (wheel_release.WheelUnavailable, ActivationFailed) as err:
         default = inv.args.provider_choice.requested is None
         hint = " (the default on this torch; --provider stock runs stock Inductor instead)" if default else ""

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from npu_inductor_compat.patching import Patch
 from npu_inductor_compat.tools.simulated import kernel_verdicts as verdicts
 from npu_inductor_compat.tools.simulated.kernel_plan import by_kernel_file, plan_check
 from npu_inductor_compat.tools.simulated.kernel_progress import KernelProgress
+from npu_inductor_compat.tools.simulated.kernel_stages import STAGES, config_time_records
 from npu_inductor_compat.tools.simulated.kernel_workers import Run, budget_text, failure, serve
 from npu_inductor_compat.tools.simulated.triton_ascend_site import (
     KernelCheckUnavailable,
@@ -26,7 +26,6 @@ from npu_inductor_compat.tools.simulated.triton_ascend_site import (
     worker_env,
 )
 
-STAGES = ("ttir", "ttir-passes", "linalg")  # what each config goes through, in order
 WORKER = ("-m", "npu_inductor_compat.tools.simulated.kernel_lowering", "--worker")  # after sys.executable
 LIBDEVICE = "tl.extra.ascend.libdevice (torch_npu's npu_triton_helpers binding)"
 # torch_npu's kernels: their own imports bind libdevice (torch_npu/_inductor/runtime/triton_helpers.py)
@@ -47,14 +46,6 @@ def kernel_files(out: Path, summary: dict[str, Any]) -> list[tuple[int, str, Pat
             if entry["defined_with"] == "triton" and entry["source"] is not None:
                 found.append((graph["index"], name, out / entry["source"]))
     return found
-
-
-def config_time_records() -> dict[str, Patch]:
-    """Fix records whose changes run when a kernel's configs are built (torch_npu's heuristics, as its module
-    loads): the worker loads each kernel again and builds its configs, so it applies those the codegen run applied."""
-    from npu_inductor_compat.common import torch_npu_long_rows, torch_npu_split_blocks
-
-    return {record.id: record for record in (*torch_npu_long_rows.FIXES, *torch_npu_split_blocks.FIXES)}
 
 
 KERNELS_PER_WORKER = 4  # the fewest distinct kernels a default worker gets (-j sets the count outright)

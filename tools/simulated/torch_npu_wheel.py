@@ -15,6 +15,7 @@ from npu_inductor_compat.targets import Target
 from npu_inductor_compat.tools.simulated.wheel_events import EVENTS, Events
 from npu_inductor_compat.tools.simulated.wheel_records import (
     BACKEND_MODULE,
+    Checker,
     backend_records,
     provider_records,
 )
@@ -38,11 +39,13 @@ def _registered_classes() -> tuple[type, type, type | None]:
     return registered.scheduling, registered.wrapper_codegen, registered.cpp_wrapper_codegen
 
 
-def provider(events: Events | None = None, release: str | None = None) -> DeviceProvider:
+def provider(
+    events: Events | None = None, release: str | None = None, checker: Checker | None = None
+) -> DeviceProvider:
     """The ``torch_npu-wheel`` device provider (use it inside ``torch_npu_standin(depth="wheel")``): the simulated
     NPU plays the device; torch_npu's released code (``release``, default: the one paired with the installed torch,
     when its records are asked for) generates the code; ``events`` (default :data:`EVENTS`) receives its fallbacks
-    and checks."""
+    and checks; ``checker`` makes the TTIR-check worker (the codegen process passes ttir_check.TtirCheckWorker)."""
     import torch
 
     from npu_inductor_compat.tools.simulated import device_provider
@@ -55,7 +58,7 @@ def provider(events: Events | None = None, release: str | None = None) -> Device
         raw_stream_import=f"from {raw_stream.module} import {raw_stream.qualname} as {{name}}",
         summary="torch_npu's released Inductor code (pure Python, from its wheel) on the simulated NPU; codegen only",
         codegen_classes=_registered_classes,
-        records=lambda: provider_records(chosen, release or paired_release(torch.__version__)),
+        records=lambda: provider_records(chosen, release or paired_release(torch.__version__), checker),
     )
 
 
@@ -97,9 +100,12 @@ def _restore_npu_entries(mapping: dict[str, Any], before: dict[str, Any]) -> Non
 
 
 @contextlib.contextmanager
-def wheel_run(version: str | None = None) -> Iterator[tuple[Any, DeviceProvider, Events]]:
+def wheel_run(
+    version: str | None = None, checker: Checker | None = None
+) -> Iterator[tuple[Any, DeviceProvider, Events]]:
     """The deep stand-in, torch_npu's backend loaded (:func:`backend_records`) and this provider selected; yields
-    ``(StandInUse, provider, events)``. Activate (and deactivate) inside the block. On exit the provider override,
+    ``(StandInUse, provider, events)``; ``checker``: as for :func:`provider` (None in a kernel worker, which is the
+    checker). Activate (and deactivate) inside the block. On exit the provider override,
     the registries torch_npu's loading wrote, and the stand-in are restored."""
     import torch._inductor.config as inductor_config
     from torch._dynamo import device_interface
@@ -113,7 +119,7 @@ def wheel_run(version: str | None = None) -> Iterator[tuple[Any, DeviceProvider,
     events = Events()
     with torch_npu_standin(depth="wheel", wheel_version=version) as use, contextlib.ExitStack() as stack:
         release = use.wheel.tree.version
-        chosen = provider(events, release)
+        chosen = provider(events, release, checker)
         journal = Journal()
         before = inductor_config.get_config_copy()
         stack.callback(inductor_config.load_config, before)  # torch_npu's config edits end with the run

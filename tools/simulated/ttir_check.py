@@ -21,9 +21,9 @@ from npu_inductor_compat.tools.simulated.triton_ascend_site import (
     locate,
     worker_env,
 )
+from npu_inductor_compat.tools.simulated.ttir_check_worker import TTIR_WORKER
 from npu_inductor_compat.tools.simulated.worker_protocol import exit_text, tail
 
-TTIR_WORKER = "--ttir-check-worker"  # the worker's first argument (ttir_check_worker.py)
 START_TIMEOUT = 900.0  # the first start may build the simulated device; later ones take ~15 s
 CHECK_TIMEOUT = 600.0  # one kernel's check takes well under a second
 

@@ -14,8 +14,9 @@ from typing import Any
 from npu_inductor_compat.targets import Target
 from npu_inductor_compat.tools.simulated.host_triton_meta import as_on_the_host, constexpr_names
 from npu_inductor_compat.tools.simulated.torch_npu_bridges import torch_npu_environment
-from npu_inductor_compat.tools.simulated.ttir_check import TTIR_WORKER
 from npu_inductor_compat.tools.simulated.worker_protocol import emit, open_channel, tail
+
+TTIR_WORKER = "--ttir-check-worker"  # this worker's first argument (its client: ttir_check.py)
 
 
 def _resolve_method(target: str) -> tuple[Any, Callable[..., Any]]:
@@ -57,7 +58,7 @@ class PrecompileFailed(RuntimeError):
 class _Precompiler:
     """A template choice's precompile as torch_npu runs it on an Ascend host (its autotuner's ``precompile``: each
     config through ``_precompile_config`` to ``triton.compile``; an error when none compiles), with triton-ascend's
-    ``triton.compile`` run up to linalg (kernel_lowering.through_stages; npubin needs CANN)."""
+    ``triton.compile`` run up to linalg (kernel_stages.through_stages; npubin needs CANN)."""
 
     def __init__(self) -> None:
         self._modules: str | None = None
@@ -66,27 +67,27 @@ class _Precompiler:
         import tempfile
         from pathlib import Path
 
-        from npu_inductor_compat.tools.simulated import kernel_lowering
+        from npu_inductor_compat.tools.simulated import kernel_stages
         from npu_inductor_compat.tools.simulated.kernel_params import driver_selection_inert
 
         if self._modules is None:
             import atexit
             import shutil
 
-            kernel_lowering._stop_at_triton_compile()  # triton.compile's arguments, then the stages here
+            kernel_stages.stop_at_triton_compile()  # triton.compile's arguments, then the stages here
             self._modules = tempfile.mkdtemp(prefix="npu_template_precompile_")
             atexit.register(shutil.rmtree, self._modules, True)
         file = Path(self._modules) / f"{kernel}.py"
         file.write_text(source)
         with driver_selection_inert():
-            name, autotuner = kernel_lowering._load_kernel(file, Path(self._modules))
+            name, autotuner = kernel_stages.load_kernel(file, Path(self._modules))
             if isinstance(getattr(autotuner, "triton_meta", None), dict):
                 as_on_the_host(autotuner.triton_meta, constexpr_names(autotuner.fn))
             results = []
             for number, config in enumerate(autotuner.configs):
                 result: dict[str, Any] = {"kernel": name, "config": dict(config.kwargs), "stage": None}
                 result.update(ok=False, error=None, seconds={})
-                kernel_lowering.through_stages(result, f"{name}::{number}", autotuner, autotuner.fn, {}, config)
+                kernel_stages.through_stages(result, f"{name}::{number}", autotuner, autotuner.fn, {}, config)
                 results.append(result)
         if not any(result["ok"] for result in results):
             raise PrecompileFailed(results[0]["error"] if results else f"{name} has no config")
@@ -104,7 +105,7 @@ def _ttir_worker(release: str, target: str) -> int:  # pragma: no cover - runs u
     ``source``: the kernel source torch_npu's scheduling passed to its check, ``target``'s; or ``kind``
     "precompile", ``kernel`` and its module ``source``: a template choice), one answer each: ``ok``, ``error``,
     ``traceback``, ``worker_error`` (the failure is this tool's, e.g. a missing stub, not the compiler's), and for a
-    precompile ``configs``: each config's result (kernel_lowering.through_stages)."""
+    precompile ``configs``: each config's result (kernel_stages.through_stages)."""
     from npu_inductor_compat.tools.simulated.not_simulated import NotSimulatedError
 
     open_channel()

@@ -21,7 +21,10 @@ from npu_inductor_compat.tools.simulated.wheel_events import (
 from npu_inductor_compat.tools.simulated.wheel_release import PACKAGE, PROVIDER_NAME
 from npu_inductor_compat.tools.simulated.wheel_targets import release_targets
 
-__all__ = ["BACKEND_MODULE", "backend_records", "provider_records"]
+__all__ = ["BACKEND_MODULE", "Checker", "backend_records", "provider_records"]
+
+# (torch_npu release, its TTIR check's "module:Class.method" or None) -> the worker both records send work to
+Checker = Callable[[str, "str | None"], Any]
 
 
 BACKEND_MODULE = "torch_npu._inductor"  # importing it registers torch_npu's Inductor backend for "npu"
@@ -265,9 +268,11 @@ TRITON_KEY_WHY = (
 )
 
 
-def provider_records(events: Events, release: str) -> tuple[Patch, ...]:
+def provider_records(events: Events, release: str, checker: Checker | None = None) -> tuple[Patch, ...]:
     """The provider's records for torch_npu ``release``: the simulated device's, and those of :data:`RELEASES`
-    whose target the release has."""
+    whose target the release has. ``checker(release, target)`` makes the TTIR-check and template-precompile worker
+    (ttir_check.TtirCheckWorker, passed by the codegen process); without one, as in that worker itself, neither
+    record is made."""
     from npu_inductor_compat.tools.simulated import device_provider
 
     targets = release_targets(release)
@@ -313,12 +318,11 @@ def provider_records(events: Events, release: str) -> tuple[Patch, ...]:
                 changes=(Change(targets.helpers_extension, _extension_without_ops, must_exist=False),),
             )
         )
-    from npu_inductor_compat.tools.simulated.ttir_check import TtirCheckWorker
-
-    worker = TtirCheckWorker(release, targets.ttir_check)  # no process until the first check or precompile
-    if targets.ttir_check is not None:
-        records.append(_ttir_check_record(events, release, targets.ttir_check, worker))
-    records.append(_template_precompile_record(events, release, worker))
+    if checker is not None:
+        worker = checker(release, targets.ttir_check)  # no process until the first check or precompile
+        if targets.ttir_check is not None:
+            records.append(_ttir_check_record(events, release, targets.ttir_check, worker))
+        records.append(_template_precompile_record(events, release, worker))
     records.append(
         Patch(
             id="torch-npu-wheel-repeated-log-lines",
