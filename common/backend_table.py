@@ -109,3 +109,16 @@ def normalise(name: object, source: str) -> str:
     if key not in BACKENDS:
         raise ValueError(f"{source}: unknown NPU backend {name!r}; valid: {', '.join(valid_names())}")
     return key
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    """A backend, normalised once where it entered (an argument, the option, the variable), and where that was."""
+
+    name: str
+    source: str
+
+
+def choose(name: object, source: str) -> BackendChoice:
+    """``name`` as it entered from ``source``, normalised (ValueError naming the source and the valid names)."""
+    return BackendChoice(normalise(name, source), source)

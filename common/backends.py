@@ -1,4 +1,5 @@
-"""The NPU codegen backends (triton, mlir, dvm, ascendc) as data: what each needs installed and which layers it gets."""
+"""Which backend applies (the argument, the option, the variable or the default) and what it needs: the plan of
+layers a line's adapters make for it; the backends themselves are data in backend_table.py."""
 
 # Selection: an explicit ``activate(backend=...)``, else the ``npu_backend`` Inductor option when set, else
 # ``TORCHINDUCTOR_NPU_BACKEND``, else ``triton``. An unknown name is an error listing the valid ones (torch_npu's
@@ -17,24 +18,30 @@ import os
 
 from npu_inductor_compat.common import device_layer, layers, providers
 from npu_inductor_compat.common.adapters import LineAdapters
-from npu_inductor_compat.common.backend_table import BACKEND_ENV, BACKENDS, DEFAULT_BACKEND, Backend, normalise
+from npu_inductor_compat.common.backend_table import (
+    BACKEND_ENV,
+    BACKENDS,
+    DEFAULT_BACKEND,
+    Backend,
+    BackendChoice,
+    choose,
+)
 from npu_inductor_compat.common.option import current_value as current_option_value
 from npu_inductor_compat.linespec import Plan
 
 
-def requested_backend(explicit: str | None, source: str | None = None) -> tuple[str, str]:
-    """(backend, where the choice came from), in the documented order. ``source`` names where an explicit choice
-    came from when it was not ``activate(backend=...)`` (e.g. the per-compile option)."""
+def requested_backend(explicit: BackendChoice | None) -> BackendChoice:
+    """The backend in the documented order: ``explicit`` (normalised where it entered: the argument, the per-compile
+    option), else the option's value, else the variable, else the default; each read here is normalised here."""
     if explicit is not None:
-        where = source or "activate(backend=...)"
-        return normalise(explicit, where), where
+        return explicit
     option = current_option_value()
     if option is not None:
-        return normalise(option, "torch._inductor.config.npu_backend"), "the npu_backend option"
+        return BackendChoice(choose(option, "torch._inductor.config.npu_backend").name, "the npu_backend option")
     env = os.environ.get(BACKEND_ENV)
     if env:
-        return normalise(env, BACKEND_ENV), BACKEND_ENV
-    return DEFAULT_BACKEND, "default"
+        return choose(env, BACKEND_ENV)
+    return BackendChoice(DEFAULT_BACKEND, "default")
 
 
 def requirement_problems(backend: Backend) -> list[str]:
@@ -58,14 +65,15 @@ def runtime_problems(backend: Backend, provider: providers.DeviceProvider | None
     return problems
 
 
-def backend_plan(explicit: str | None, adapters: LineAdapters, source: str | None = None) -> Plan:
+def backend_plan(explicit: BackendChoice | None, adapters: LineAdapters) -> Plan:
     """The device layer plus the backend's layers, or the reason they cannot be applied.
 
     The same rule whatever chose the backend: a missing provider package is an ImportError (nothing is patched); a
     missing NPU runtime (device provider, Triton) leaves only the torch-side records, and the plan says what it
     skipped and why.
     """
-    name, source = requested_backend(explicit, source)
+    choice = requested_backend(explicit)
+    name, source = choice.name, choice.source
     backend = BACKENDS[name]
     missing = requirement_problems(backend)
     if missing:

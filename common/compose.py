@@ -7,8 +7,6 @@ from collections.abc import Iterable
 from dataclasses import fields
 
 from npu_inductor_compat.common import (
-    backend_table,
-    backends,
     flex,
     kernel_forms,
     launch_fixes,
@@ -26,7 +24,7 @@ from npu_inductor_compat.common import (
     torch_npu_tiling,
 )
 from npu_inductor_compat.common.adapters import LineAdapters
-from npu_inductor_compat.linespec import LineSpec, MalformedLineModule, Plan, check_spec
+from npu_inductor_compat.linespec import LineSpec, MalformedLineModule, check_spec
 from npu_inductor_compat.patching import Patch
 
 
@@ -53,15 +51,6 @@ def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
     )
 
 
-def backend_plan(explicit: str | None, adapters: LineAdapters, source: str | None = None) -> Plan:
-    """The device, backend and config layers for ``explicit`` (or the configured backend) on this line."""
-    return backends.backend_plan(explicit, adapters, source)
-
-
-def normalise_backend(name: object, source: str) -> str:
-    return backend_table.normalise(name, source)
-
-
 def check_adapters(module_name: str, adapters: object) -> LineAdapters:
     """``adapters`` as ``module_name``'s LineAdapters, or a MalformedLineModule naming each missing or wrong field."""
     names = [field.name for field in fields(LineAdapters)]
@@ -84,17 +73,7 @@ def check_adapters(module_name: str, adapters: object) -> LineAdapters:
 
 def line_spec(module_name: str, adapters: LineAdapters, own_fixes: Iterable[Patch] = ()) -> LineSpec:
     """The LINE of the version module ``module_name`` (pass ``__name__``): the shared records built with
-    ``adapters``, then ``own_fixes``; the backend plan with ``adapters``. Checked here and when dispatch loads it."""
+    ``adapters``, then ``own_fixes``. Checked here and when dispatch loads it."""
     checked = check_adapters(module_name, adapters)
-
-    def plan(backend: str | None, source: str | None = None) -> Plan:
-        return backend_plan(backend, checked, source)
-
-    spec = LineSpec(
-        name=module_name.rpartition(".")[2],
-        adapters=checked,
-        fixes=(*shared_fixes(checked), *own_fixes),
-        backend_plan=plan,
-        normalise_backend=normalise_backend,
-    )
+    spec = LineSpec(name=module_name.rpartition(".")[2], adapters=checked, fixes=(*shared_fixes(checked), *own_fixes))
     return check_spec(module_name, spec)

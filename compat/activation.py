@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from npu_inductor_compat import hooks
+from npu_inductor_compat.common.backend_table import BackendChoice, choose
+from npu_inductor_compat.common.backends import backend_plan
 from npu_inductor_compat.dispatch import refuse_a_foreign_line, resolve
 from npu_inductor_compat.lines import LineChoice
 from npu_inductor_compat.linespec import Plan
@@ -67,7 +69,8 @@ def activate(backend: str | None = None, *, disable: str | Iterable[str] | None 
     nothing. An unknown id is a ValueError listing the valid ids. On any failure torch is left as it was before the
     call and the error names the record that failed.
     """
-    return _activate(backend, _disable_ids(disable), None)
+    ids = _disable_ids(disable)
+    return _activate(None if backend is None else choose(backend, "activate(backend=...)"), ids)
 
 
 def _disable_ids(disable: object) -> tuple[str, ...]:
@@ -86,13 +89,13 @@ def _disable_ids(disable: object) -> tuple[str, ...]:
     return ids
 
 
-def _activate(backend: str | None, disable: Iterable[str], source: str | None) -> dict[str, Any]:
+def _activate(backend: BackendChoice | None, disable: Iterable[str]) -> dict[str, Any]:
     journal = STATE.journal
     with STATE.lock:
         choice, spec = resolve()
         refuse_a_foreign_line(choice)  # before anything is applied
         line = spec.name
-        plan: Plan = spec.backend_plan(backend, source)
+        plan: Plan = backend_plan(backend, spec.adapters)
         records = fix_records(line)
         known = {record.id for record in records} | set(plan.known_ids) | {patch.id for patch in plan.layers}
         disabled = disabled_ids(known, disable)
@@ -174,10 +177,10 @@ def compiling_with_backend(requested: str | None, source: str) -> Iterator[None]
     inactive package."""
     with STATE.lock:
         if STATE.active and requested is not None:
-            wanted = resolve()[1].normalise_backend(requested, source)
-            if wanted != STATE.backend:
-                log.info("npu_inductor_compat: %s selects backend %r (was %r)", source, wanted, STATE.backend)
-                _activate(wanted, STATE.disabled, source)
+            wanted = choose(requested, source)
+            if wanted.name != STATE.backend:
+                log.info("npu_inductor_compat: %s selects backend %r (was %r)", source, wanted.name, STATE.backend)
+                _activate(wanted, STATE.disabled)
         with STATE.compiling() if STATE.active else contextlib.nullcontext():
             yield
 

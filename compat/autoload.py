@@ -65,10 +65,10 @@ def _activate_when_the_option_is_first_read(original: Any) -> Any:
 
         # torch.compile validates options when it is called, before any graph exists: the option must exist then.
         if options and OPTION in options and not is_active():
-            from npu_inductor_compat.dispatch import resolve
+            from npu_inductor_compat.common.backend_table import normalise
 
             # a bad value is rejected before anything is applied, naming where it came from
-            resolve()[1].normalise_backend(options[OPTION], f"torch.compile option {OPTION!r}")
+            normalise(options[OPTION], f"torch.compile option {OPTION!r}")
             log.info("npu_inductor_compat: torch.compile got the npu_backend option: activating (zero-touch)")
             activate()
         return original(self, options, *args, **kwargs)

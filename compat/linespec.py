@@ -4,8 +4,7 @@ A version module (v*/__init__.py) builds it with one shared call (``common.compo
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -37,8 +36,6 @@ class LineSpec:
     name: str  # the module's name in LINES ("v2_12")
     adapters: Any  # the line's common.adapters.LineAdapters (compat reads only its ``line``; common checks the rest)
     fixes: tuple[Patch, ...]  # every fix record this line applies: the shared ones, then its own
-    backend_plan: Callable[[str | None, str | None], Plan]  # (backend or None, where the choice came from)
-    normalise_backend: Callable[[object, str], str]  # (a backend name, where it came from) -> the canonical name
 
 
 def check_spec(module_name: str, spec: object) -> LineSpec:
@@ -61,9 +58,6 @@ def check_spec(module_name: str, spec: object) -> LineSpec:
             for index, item in enumerate(spec.fixes)
             if not isinstance(item, Patch)
         ]
-    for field in fields(LineSpec):
-        if field.name in ("backend_plan", "normalise_backend") and not callable(getattr(spec, field.name)):
-            problems.append(f"{field.name} is not callable")
     if problems:
         raise MalformedLineModule(f"{where}: {'; '.join(problems)}; {HOW}")
     return spec

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -12,7 +11,6 @@ import npu_inductor_compat
 from npu_inductor_compat import activation
 from npu_inductor_compat.common import device_layer
 from npu_inductor_compat.patching import Change, Patch, PatchError, constant
-from npu_inductor_compat.state import STATE
 
 
 def applied_ids() -> set[str]:
@@ -89,20 +87,20 @@ def test_failure_at_each_position_of_activation_leaves_torch_as_it_was(
 ) -> None:
     from npu_inductor_compat.dispatch import resolve
 
-    choice, spec = resolve()
-    original_plan = spec.backend_plan
-    size = len(original_plan(None).layers)
+    spec = resolve()[1]
+    original_plan = activation.backend_plan
+    size = len(original_plan(None, spec.adapters).layers)
     assert size >= 8  # config + device + triton-family + registration records
     before = torch_state.snapshot()
     for position in range(size + 1):
 
-        def plan_with_failure(backend: Any, source: Any = None, position: int = position) -> Any:
-            plan = original_plan(backend, source)
+        def plan_with_failure(backend: Any, adapters: Any, position: int = position) -> Any:
+            plan = original_plan(backend, adapters)
             layers = list(plan.layers)
             layers.insert(position, _failing_record(position))
             return activation.Plan(plan.backend, tuple(layers), plan.skipped, plan.known_ids)
 
-        monkeypatch.setattr(STATE, "resolution", (choice, dataclasses.replace(spec, backend_plan=plan_with_failure)))
+        monkeypatch.setattr(activation, "backend_plan", plan_with_failure)
         with pytest.raises(PatchError, match=f"injected-failure-{position}"):
             npu_inductor_compat.activate()
         torch_state.assert_same(before, torch_state.snapshot())
@@ -175,13 +173,11 @@ def test_deactivate_restores_exactly_and_reactivates(fake_provider: Any, torch_s
 
 
 def test_probe_that_raises_is_an_error_naming_the_record(fake_provider: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from npu_inductor_compat.dispatch import resolve
 
-    choice, spec = resolve()
-    original_plan = spec.backend_plan
+    original_plan = activation.backend_plan
 
-    def broken(_backend: Any, _source: Any = None) -> Any:
-        plan = original_plan(None)
+    def broken(_backend: Any, adapters: Any) -> Any:
+        plan = original_plan(None, adapters)
         bad = Patch(
             id="bad-probe",
             why="w",
@@ -192,7 +188,7 @@ def test_probe_that_raises_is_an_error_naming_the_record(fake_provider: Any, mon
         )
         return activation.Plan(plan.backend, (*plan.layers, bad), plan.skipped, plan.known_ids)
 
-    monkeypatch.setattr(STATE, "resolution", (choice, dataclasses.replace(spec, backend_plan=broken)))
+    monkeypatch.setattr(activation, "backend_plan", broken)
     with pytest.raises(PatchError, match="'bad-probe'.*ZeroDivisionError"):
         npu_inductor_compat.activate()
     assert applied_ids() == set()

@@ -239,7 +239,7 @@ def test_unknown_backend_names_are_rejected_with_the_valid_names(name: Any, fake
         assert backend_table.normalise(name, "x") == "ascendc"  # case and spaces are forgiven
         return
     if name is None:
-        assert backends.requested_backend(None) == ("triton", "default")
+        assert backends.requested_backend(None) == backend_table.BackendChoice("triton", "default")
         return
     with pytest.raises(ValueError, match="valid: ascendc, default, dvm, mlir, triton"):
         npu_inductor_compat.activate(name)
@@ -291,7 +291,7 @@ def test_npu_backend_option_is_accepted_by_torch_compile_and_validated(fake_prov
     with pytest.raises(ValueError, match="must be a string"):
         torch.compile(fn, backend="inductor", options={"npu_backend": 3})
     with config.patch(npu_backend="mlir"):
-        assert backends.requested_backend(None) == ("mlir", "the npu_backend option")
+        assert backends.requested_backend(None) == backend_table.BackendChoice("mlir", "the npu_backend option")
     assert config.npu_backend is None
     npu_inductor_compat.deactivate()
     assert "npu_backend" not in config.get_config_copy()

@@ -226,11 +226,15 @@ def fallback_line(counts: dict[str, int], shown: int = 5) -> str:
 
 def without_fix_notes(ids: Sequence[str], report: dict[str, Any], torch_version: str) -> list[str]:
     """One line per --without-fix ID whose disabling changes nothing on this torch (not needed, or not applied)."""
+    from npu_inductor_compat.common.backend_table import BackendChoice
+    from npu_inductor_compat.common.backends import backend_plan
     from npu_inductor_compat.dispatch import resolve
     from npu_inductor_compat.patching import absent_targets
     from npu_inductor_compat.registry import fix_records
 
-    layers = resolve()[1].backend_plan(report["backend"], None).layers  # the backend's device/backend/config layers
+    # the backend's device/backend/config layers (the report's backend was normalised when it was chosen)
+    chosen = BackendChoice(report["backend"], "the report") if report["backend"] else None
+    layers = backend_plan(chosen, resolve()[1].adapters).layers
     records = {record.id: record for record in (*fix_records(), *layers)}
     listed = {fix["id"] for fix in report["fixes"]}
     notes = []
