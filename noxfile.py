@@ -127,7 +127,7 @@ def slow(session: nox.Session, torch: str) -> None:
     tier = ("-m", _tier(torch, "slow and not corpus"))  # posargs follow: a -m among them replaces it
     workers = ("-n", "2", "--dist", "loadfile", "--durations=15")  # the slowest tests, for CI's time budget
     env = {"PYTHONDONTWRITEBYTECODE": "1"}
-    if models:  # installed: a model test skipping for want of it fails the run (tests/skips.py)
+    if models:  # installed: a model test skipping for want of it fails the run (tests/npu_compat_test_skips.py)
         env["NPU_INDUCTOR_COMPAT_REFUSE_SKIPS"] = "optional package missing"
     session.run("pytest", *workers, *tier, *session.posargs, env=env)
 

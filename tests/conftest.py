@@ -27,25 +27,27 @@ import npu_inductor_compat
 from npu_inductor_compat import dispatch
 
 
-def _load(name: str, path: Path) -> None:
-    """A helper file as an importable module ``name`` (--import-mode=importlib puts no test folder on sys.path)."""
+def _load(path: Path) -> None:
+    """A helper file as an importable module of its own name (--import-mode=importlib puts no test folder on
+    sys.path): ``import <stem>`` in a test module, and grep finds the file by that name."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
 
 
-_load("npu_compat_test_tiers", Path(__file__).with_name("tiers.py"))
-_load("npu_compat_test_skips", Path(__file__).with_name("skips.py"))
-# what the NPU C++ wrapper tests share: `import emulated_acl_harness` in a test module
-_load("emulated_acl_harness", Path(__file__).parent / "emulated_acl" / "harness.py")
-# what the tests of torch_npu's own codegen share: `import torch_npu_codegen_harness`
-_load("torch_npu_codegen_harness", Path(__file__).with_name("torch_npu_codegen.py"))
-# batch norm's kernels from torch_npu's codegen in Triton's interpreter: `import batch_norm_interpreted_harness`
-_load("batch_norm_interpreted_harness", Path(__file__).with_name("batch_norm_interpreted.py"))
+HERE = Path(__file__).parent
+_load(HERE / "npu_compat_test_env.py")  # the package's variables a child process must not inherit
+_load(HERE / "npu_compat_test_tiers.py")
+_load(HERE / "npu_compat_test_skips.py")
+_load(HERE / "emulated_acl" / "emulated_acl_harness.py")  # what the NPU C++ wrapper tests share
+_load(HERE / "torch_npu_codegen_harness.py")  # what the tests of torch_npu's own codegen share
+_load(HERE / "batch_norm_interpreted_harness.py")  # batch norm's kernels from torch_npu's codegen, interpreted
+
+from npu_compat_test_env import ENV_KEYS, child_env  # noqa: E402 - loaded just above
 
 
 @pytest.fixture(scope="module")
@@ -88,15 +90,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     with warnings.catch_warnings():  # torch.jit's deprecation notes at import: not this suite's concern
         warnings.simplefilter("ignore", DeprecationWarning)
         import torch._inductor.compile_fx  # noqa: F401
-
-
-ENV_KEYS = (
-    "NPU_INDUCTOR_COMPAT_AUTOLOAD",
-    "NPU_INDUCTOR_COMPAT_TORCH_VERSION",
-    "NPU_INDUCTOR_COMPAT_STRICT",
-    "NPU_INDUCTOR_COMPAT_DISABLE",
-    "TORCHINDUCTOR_NPU_BACKEND",
-)
 
 
 @pytest.fixture(autouse=True)
@@ -201,11 +194,6 @@ def last_json_of() -> Callable[..., dict[str, Any]]:
         return found
 
     return run
-
-
-def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """This environment less the package's overrides (ENV_KEYS), plus ``extra``: what a fresh interpreter gets."""
-    return {**{k: v for k, v in os.environ.items() if k not in ENV_KEYS}, **(extra or {})}
 
 
 def _run_python(code: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:

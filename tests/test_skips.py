@@ -1,4 +1,5 @@
-"""The skip rule itself (tests/skips.py), on small test files through pytest's own pytester (in this process)."""
+"""The skip rule itself (tests/npu_compat_test_skips.py), on small test files through pytest's own pytester (in this
+process)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from npu_compat_test_skips import REASONS, reason_of  # tests/skips.py, loaded by conftest.py
+from npu_compat_test_skips import REASONS, reason_of  # tests/npu_compat_test_skips.py, loaded by conftest.py
 
 pytestmark = pytest.mark.once  # pytest plugin behaviour: nothing here depends on torch
 
@@ -58,7 +59,9 @@ def test_a_skip_with_an_unlisted_reason_fails_the_run_naming_it(sample: pytest.P
     result = sample.runpytest()
     result.assert_outcomes(passed=1, skipped=4)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["skip not accepted (unlisted in tests/skips.py*test_quiet: the cache was cold"])
+    result.stdout.fnmatch_lines(
+        ["skip not accepted (unlisted in tests/npu_compat_test_skips.py*test_quiet: the cache was cold"]
+    )
     result.stdout.fnmatch_lines(["skip not accepted*could not import 'no_such_package_here'*"])
 
 

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -14,6 +13,7 @@ import types
 from typing import Any
 
 import pytest
+from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
 from npu_inductor_compat.tools.simulated import standin
 from npu_inductor_compat.tools.simulated.soc import DEFAULT_SOC, get_soc
@@ -24,12 +24,10 @@ from npu_inductor_compat.tools.simulated.standin import (
     torch_npu_standin,
 )
 
-ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
-
 
 def run(code: str, *args: str) -> Any:
     """Run ``code`` in a fresh interpreter; it prints one line ``RESULT <json>``."""
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    env = child_env()
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code), *args],
         capture_output=True,

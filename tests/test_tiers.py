@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from npu_compat_test_tiers import TIER_MARKS  # tests/tiers.py, loaded by conftest.py
+from npu_compat_test_tiers import TIER_MARKS  # tests/npu_compat_test_tiers.py, loaded by conftest.py
 
 pytestmark = pytest.mark.once  # pytest plugin behaviour: nothing here depends on torch
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,6 @@ every kernel config lowered by triton-ascend 3.2.0's front end (not run: no NPU)
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from typing import Any
 
 import pytest
 import torch_npu_codegen_harness as harness  # type: ignore[import-not-found]
+from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
 from npu_inductor_compat.tools.simulated import wheel_release
 
@@ -62,7 +62,7 @@ def _codegen(
         timeout=1800,
         check=False,
         cwd=out.parent,
-        env={key: value for key, value in os.environ.items() if key not in harness.ENV_KEYS},
+        env=child_env(),
     )
     summary = json.loads((out / "summary.json").read_text())
     return done, summary

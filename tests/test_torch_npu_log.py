@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import torch_npu_codegen_harness as harness  # registered by conftest.py
+from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
 from npu_inductor_compat.patching import Change, Journal, Patch
 from npu_inductor_compat.tools.simulated.wheel_events import Events, counting_repeated_log_lines
@@ -82,7 +81,7 @@ def test_torch_npus_tiling_warning_is_shown_once_with_the_record_and_every_time_
         out = tmp_path / name
         command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *flags]
         command += ["--provider", "torch_npu-wheel"]  # not --quiet: the lines are what the user sees
-        env = {key: value for key, value in os.environ.items() if key not in harness.ENV_KEYS}
+        env = child_env()
         done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path, env=env)
         return done.stderr.count(WARNING), json.loads((out / "summary.json").read_text())
 

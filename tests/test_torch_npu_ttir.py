@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
 from npu_inductor_compat.tools.simulated import (
     torch_npu_bridges,
@@ -36,7 +36,6 @@ from npu_inductor_compat.tools.simulated import (
 pytestmark = [pytest.mark.subprocess, pytest.mark.download]
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pointwise_reduction.py"
-ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
 WHEEL_PYTHON_DEPENDENCIES = ("yaml", "psutil")  # what torch_npu's Python code imports (test_torch_npu_wheel.py)
 PLACEHOLDER = "Placeholder.KERNEL_NAME"  # str(torch._inductor.utils.Placeholder.KERNEL_NAME): the name in the check
 
@@ -143,7 +142,7 @@ def release(paired: str) -> str:
 def codegen(cwd: Path, script: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     out = cwd / "out"
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    env = child_env()
     done = subprocess.run(
         [*command, *flags, "--out", str(out)],
         capture_output=True,

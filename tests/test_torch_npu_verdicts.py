@@ -12,7 +12,6 @@ with that provider applies our records to the real torch_npu classes."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -20,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
 from npu_inductor_compat.tools import survey, wheel_cache
 from npu_inductor_compat.tools.simulated import wheel_release
 from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
 
 CHILD = """
     import json, types
@@ -103,7 +102,7 @@ def observed() -> tuple[str, dict[str, Any]]:
         wheel_release.unpacked(release)
     except WheelUnavailable as err:
         pytest.skip(f"no torch_npu release to run on this torch: {err}")
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    env = child_env()
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(CHILD)], capture_output=True, text=True, timeout=600, env=env
     )

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
 from npu_inductor_compat.tools.simulated import headers, pairs, wheel_release, wheel_stubs, wheel_targets
 from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
 from npu_inductor_compat.tools.simulated.wheel_stubs import STUBS
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pointwise_reduction.py"
-ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
 # torch_npu's Python code imports these at load: pyyaml (its declared dependency, through torchnpugen and torchgen)
 # and psutil (imported by _inductor/experimental/dynamic_filter/autotune_stats.py, not declared by the wheel)
 WHEEL_PYTHON_DEPENDENCIES = ("yaml", "psutil")
@@ -316,7 +316,7 @@ CHILD = """
 def run_child(
     cwd: Path, remove: tuple[str, ...] = (), disable: tuple[str, ...] = (), example: Path = EXAMPLE
 ) -> dict[str, Any]:
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    env = child_env()
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(CHILD), str(example), json.dumps(remove), json.dumps(disable)],
         capture_output=True,
@@ -481,7 +481,7 @@ def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_re
     default there; the real pipeline, through the CLI."""
     out = tmp_path / "out"
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE)]  # the default provider
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    env = child_env()
     done = subprocess.run(
         [*command, "--out", str(out)], capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path, env=env
     )
@@ -523,7 +523,7 @@ TORCH_NPUS_OWN = ("--without-fix", "cpp-wrapper-workspace-locks", "autotuner-ker
 
 def codegen_cli(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], Path]:
     out = cwd / "out"
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    env = child_env()
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--provider", "torch_npu-wheel"]
     done = subprocess.run(
         [*command, *args, "--out", str(out)], capture_output=True, text=True, timeout=900, check=False, cwd=cwd, env=env

@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from npu_compat_test_tiers import selects_by_mark  # tests/tiers.py, loaded first by conftest.py
+from npu_compat_test_tiers import selects_by_mark  # tests/npu_compat_test_tiers.py, loaded first by conftest.py
 
 # reason -> what a skip message for it looks like. A new kind of skip is added here, on purpose, or it fails.
 REASONS: dict[str, tuple[str, ...]] = {
@@ -135,7 +135,9 @@ class Ledger:
             counts = ", ".join(f"{reason} {count}" for reason, count in self.found.most_common())
             terminalreporter.write_line(f"skips by reason: {counts}")
         for line in self.unlisted:
-            terminalreporter.write_line(f"skip not accepted (unlisted in tests/skips.py, or refused here): {line}")
+            terminalreporter.write_line(
+                f"skip not accepted (unlisted in tests/npu_compat_test_skips.py, or refused here): {line}"
+            )
 
 
 def pytest_configure(config: pytest.Config) -> None:

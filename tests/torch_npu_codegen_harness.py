@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
 from npu_inductor_compat.tools.simulated import wheel_release
 from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
@@ -20,7 +21,6 @@ BATCH_NORM = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_ba
 # The releases whose batch-norm kernels (two reduction axes) read loop_x0 and never open its loop (seen on each
 # pair run here; the others generate them clean), without the record torch-npu-two-reduction-tiling
 LOOP_X0_BROKEN = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
-ENV_KEYS = ("NPU_INDUCTOR_COMPAT_AUTOLOAD", "NPU_INDUCTOR_COMPAT_TORCH_VERSION", "TORCHINDUCTOR_NPU_BACKEND")
 EVERY_RELEASE = "NPU_INDUCTOR_COMPAT_EVERY_RELEASE"
 
 
@@ -50,7 +50,7 @@ def paired_release(about: tuple[str, ...]) -> str:
 def run_codegen(script: Path, out: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     """The command run into ``out``, in its parent folder. One string hash for every run: torch_npu joins some masks
     in set order, which would otherwise differ between two runs of one script."""
-    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS} | {"PYTHONHASHSEED": "0"}
+    env = child_env({"PYTHONHASHSEED": "0"})
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
     return subprocess.run(
         [*command, "--out", str(out), "--quiet", *flags],
@@ -197,7 +197,7 @@ def interpret(script: str, source: str, wrapper: str, name: str, configs: list[d
         text=True,
         timeout=600,
         check=False,
-        env={key: value for key, value in os.environ.items() if key not in ENV_KEYS},
+        env=child_env(),
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -3,7 +3,8 @@ forward (examples/torch_npu_batch_norm.py) and the per-channel sums of a channel
 
 # Shared by the tests of the records that make those kernels compile (test_torch_npu_tiling.py,
 # test_torch_npu_store.py): TRITON_INTERPRET=1 runs the real triton.language on CPU tensors, with each config
-# torch_npu's heuristics gave the kernel; the launch comes from the wrapper torch_npu wrote (torch_npu_codegen.py).
+# torch_npu's heuristics gave the kernel; the launch comes from the wrapper torch_npu wrote
+# (torch_npu_codegen_harness.py).
 
 from __future__ import annotations
 
