@@ -97,7 +97,7 @@ def _activate(backend: BackendChoice | None, disable: Iterable[str]) -> dict[str
         line = spec.name
         plan: Plan = backend_plan(backend, spec.adapters)
         records = fix_records(line)
-        known = {record.id for record in records} | set(plan.known_ids) | {patch.id for patch in plan.layers}
+        known = {record.id for record in records} | set(plan.known_ids) | {record.id for record in plan.layers}
         disabled = disabled_ids(known, disable)
         decisions: list[Decision] = []
         refused: dict[str, str] = {}  # record id -> why its replacement does not fit what it replaces here
@@ -150,8 +150,8 @@ def _apply_decided(
     # everything is undone first, and put back exactly if the new activation fails. The config layer is the same for
     # every selection and stays (unless now disabled): another thread's torch.compile checks its options against it
     # at any moment, and must never find the npu_backend option gone mid-switch.
-    staying = {patch.id for patch in plan.layers if patch.layer == "config"} - disabled
-    undo = [patch.id for patch in journal.applied() if patch.id not in staying]
+    staying = {record.id for record in plan.layers if record.layer == "config"} - disabled
+    undo = [record.id for record in journal.applied() if record.id not in staying]
     journal.transition(undo, decide, satisfied=upstream_has)
 
 
@@ -235,8 +235,8 @@ def status() -> dict[str, Any]:
             "active": STATE.active,
             "backend": STATE.backend,
             "applied": [
-                {"id": patch.id, "layer": patch.layer, "targets": list(patch.targets)}
-                for patch in STATE.journal.applied()
+                {"id": record.id, "layer": record.layer, "targets": list(record.targets)}
+                for record in STATE.journal.applied()
             ],
             "fixes": [decision.as_dict() for decision in STATE.decisions],
             "skipped": [{"what": what, "why": why} for what, why in STATE.skipped],

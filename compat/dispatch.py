@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 import logging
 import warnings
-from typing import TYPE_CHECKING, Any
 
 from npu_inductor_compat import lines
 from npu_inductor_compat.envflags import env_flag
@@ -18,21 +17,6 @@ log = logging.getLogger("npu_inductor_compat")
 
 STRICT_ENV = "NPU_INDUCTOR_COMPAT_STRICT"
 PACKAGE = "npu_inductor_compat"  # the version modules are its subpackages
-
-
-# The table lives in compat/lines.py (the journal reads it and must not import the dispatcher). Readers of these
-# names here (tools/survey_sources.py) get lines' current value, never a copy: patch lines.LINES, and dispatch sees it.
-_IN_LINES = ("LINES", "MIN_SUPPORTED", "NEWEST_TESTED")
-if TYPE_CHECKING:  # their types, for those readers
-    from npu_inductor_compat.lines import LINES as LINES
-    from npu_inductor_compat.lines import MIN_SUPPORTED as MIN_SUPPORTED
-    from npu_inductor_compat.lines import NEWEST_TESTED as NEWEST_TESTED
-
-
-def __getattr__(name: str) -> Any:
-    if name in _IN_LINES:
-        return getattr(lines, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_line(name: str) -> LineSpec:

@@ -108,7 +108,3 @@ class LineChoice:
     @property
     def untested(self) -> bool:
         return self.untested_warning is not None
-
-    @property
-    def module_name(self) -> str:
-        return f"npu_inductor_compat.{self.line.module}"

@@ -470,83 +470,83 @@ class Journal:
         with self._lock:
             return list(self._applied.values())
 
-    def apply(self, patches: Iterable[Patch], *, satisfied: Iterable[str] = ()) -> list[Patch]:
-        """Apply each patch not yet applied, in order; all or nothing. Returns the newly applied patches.
+    def apply(self, records: Iterable[Patch], *, satisfied: Iterable[str] = ()) -> list[Patch]:
+        """Apply each record not yet applied, in order; all or nothing. Returns the newly applied records.
 
-        A patch whose ``requires`` are neither applied, in this batch, nor ``satisfied`` (e.g. upstream already has
+        A record whose ``requires`` are neither applied, in this batch, nor ``satisfied`` (e.g. upstream already has
         them) is refused before anything is applied."""
         with self._lock:
-            patches = list(patches)
-            present = set(self._applied) | {patch.id for patch in patches} | set(satisfied)
-            for patch in patches:
-                absent = [needed for needed in patch.requires if needed not in present]
+            records = list(records)
+            present = set(self._applied) | {record.id for record in records} | set(satisfied)
+            for record in records:
+                absent = [needed for needed in record.requires if needed not in present]
                 if absent:
                     raise PatchError(
-                        f"patch {patch.id!r} requires {', '.join(map(repr, absent))}, which would not be applied: "
-                        f"{patch.id!r} cannot work without it. Disable both or neither."
+                        f"patch {record.id!r} requires {', '.join(map(repr, absent))}, which would not be applied: "
+                        f"{record.id!r} cannot work without it. Disable both or neither."
                     )
             start = len(self._entries)
             done: list[Patch] = []
             failed = "<none>"
             try:
-                for patch in patches:
-                    if patch.id in self._applied:
+                for record in records:
+                    if record.id in self._applied:
                         continue
-                    failed = patch.id
-                    for change in patch.changes:
-                        entry = _apply_change(patch.id, change)
+                    failed = record.id
+                    for change in record.changes:
+                        entry = _apply_change(record.id, change)
                         if entry is not None:
                             self._entries.append(entry)
-                    self._applied[patch.id] = patch
-                    done.append(patch)
-                    if patch.refresh is not None:
-                        patch.refresh()
-                    log.debug("npu_inductor_compat: applied %s -> %s", patch.id, ", ".join(patch.targets))
+                    self._applied[record.id] = record
+                    done.append(record)
+                    if record.refresh is not None:
+                        record.refresh()
+                    log.debug("npu_inductor_compat: applied %s -> %s", record.id, ", ".join(record.targets))
             except BaseException as err:
                 self._rollback_to(start, done)
                 log.warning(
                     "npu_inductor_compat: patch %r failed (%s); rolled back %d patch(es)", failed, err, len(done)
                 )
                 if isinstance(err, PatchError) or not isinstance(err, Exception):
-                    raise  # ours already name the patch; KeyboardInterrupt and SystemExit pass through unchanged
+                    raise  # ours already name the record; KeyboardInterrupt and SystemExit pass through unchanged
                 raise ActivationFailed(f"patch {failed!r} failed: {type(err).__name__}: {err}") from err
             return done
 
-    def _rollback_to(self, start: int, patches: list[Patch]) -> None:
+    def _rollback_to(self, start: int, records: list[Patch]) -> None:
         while len(self._entries) > start:
             self._entries.pop().undo()
-        for patch in reversed(patches):
-            self._applied.pop(patch.id, None)
-            _refresh_quietly(patch)
+        for record in reversed(records):
+            self._applied.pop(record.id, None)
+            _refresh_quietly(record)
 
     def transition(
         self,
         undo_ids: Iterable[str],
-        patches: Iterable[Patch] | Callable[[], Iterable[Patch]],
+        records: Iterable[Patch] | Callable[[], Iterable[Patch]],
         *,
         satisfied: Callable[[], Iterable[str]] = tuple,
     ) -> list[Patch]:
-        """Undo ``undo_ids`` then apply ``patches``, atomically: on failure the undone patches come back exactly.
+        """Undo ``undo_ids`` then apply ``records``, atomically: on failure the undone records come back exactly.
 
-        ``patches`` may be a callable, evaluated after the undo (so it can probe torch without our earlier changes);
+        ``records`` may be a callable, evaluated after the undo (so it can probe torch without our earlier changes);
         ``satisfied`` is called after it (requirements upstream already meets, see ``apply``).
         """
         with self._lock:
             wanted = set(undo_ids) & set(self._applied)
             kept_entries = [entry for entry in self._entries if entry.patch_id in wanted]
-            kept_patches = [patch for patch in self._applied.values() if patch.id in wanted]
+            kept_records = [record for record in self._applied.values() if record.id in wanted]
             self.undo(wanted)
             try:
-                chosen = list(patches() if callable(patches) else patches)
+                chosen = list(records() if callable(records) else records)
                 return self.apply(chosen, satisfied=satisfied())
             except BaseException:
                 # apply() already rolled itself back; put the previous state back with the very same objects.
                 for entry in kept_entries:
                     entry.redo()
                     self._entries.append(entry)
-                for patch in kept_patches:
-                    self._applied[patch.id] = patch
-                    _refresh_quietly(patch)
+                for record in kept_records:
+                    self._applied[record.id] = record
+                    _refresh_quietly(record)
                 raise
 
     def undo(self, patch_ids: Iterable[str] | None = None) -> list[str]:

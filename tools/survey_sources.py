@@ -11,7 +11,7 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from npu_inductor_compat.dispatch import LINES
+from npu_inductor_compat.lines import LINES
 from npu_inductor_compat.version import parse_release
 
 # torch_npu files several survey checks read
