@@ -1,54 +1,15 @@
 """How a version module declares its line: ``LINE = line_spec(__name__, ADAPTERS, own_fixes=...)``, one call; its
-fixes are common's shared records built with its adapters, then its own (so a new line gets every shared record)."""
+fixes are the registry's shared records built with its adapters (fix_registry.py), then its own."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import fields
 
-from npu_inductor_compat.common import (
-    flex,
-    kernel_forms,
-    launch_fixes,
-    torch_npu_constant_load,
-    torch_npu_fallbacks,
-    torch_npu_fixes,
-    torch_npu_flex_lowering,
-    torch_npu_hint_numels,
-    torch_npu_late_fixes,
-    torch_npu_load_order,
-    torch_npu_long_rows,
-    torch_npu_split_blocks,
-    torch_npu_split_fixes,
-    torch_npu_store,
-    torch_npu_tiling,
-)
 from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.fix_registry import shared_fixes
 from npu_inductor_compat.linespec import LineSpec, MalformedLineModule, check_spec
 from npu_inductor_compat.patching import Patch
-
-
-def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
-    """The fix records every line lists (a record whose upstream fix exists on a line reports "not needed")."""
-    return (
-        flex.DECODING_SPLIT_FROM_DEVICE,
-        launch_fixes.AUTOTUNER_KERNEL_METADATA,
-        launch_fixes.cpp_wrapper_workspace_locks(adapters),
-        *torch_npu_fixes.FIXES,
-        *kernel_forms.FIXES,
-        *torch_npu_late_fixes.FIXES,
-        *torch_npu_split_fixes.FIXES,
-        *torch_npu_hint_numels.FIXES,
-        *torch_npu_load_order.FIXES,
-        *torch_npu_tiling.FIXES,
-        *torch_npu_constant_load.FIXES,
-        *torch_npu_store.FIXES,
-        *torch_npu_long_rows.FIXES,
-        torch_npu_flex_lowering.flex_lowerings_kept(adapters),
-        *torch_npu_flex_lowering.FIXES,
-        *torch_npu_split_blocks.FIXES,
-        *torch_npu_fallbacks.FIXES,
-    )
 
 
 def check_adapters(module_name: str, adapters: object) -> LineAdapters:

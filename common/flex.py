@@ -16,8 +16,7 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from npu_inductor_compat.common import torch_npu_names
-from npu_inductor_compat.patching import Change, Patch, wraps_original
+from npu_inductor_compat.patching import Change, wraps_original
 
 
 def import_after_lowering(name: str) -> ModuleType | None:
@@ -128,24 +127,3 @@ def asks_cuda(module_name: str, function: str, query: str) -> bool:
 def decoding_asks_cuda() -> bool:
     """True when this torch's flex decoding asks torch.cuda for the SM count (2.9 and newer, get_split_k)."""
     return asks_cuda(f"{FLEX_PACKAGE}.flex_decoding", "get_split_k", "get_device_properties")
-
-
-DECODING_SPLIT_FROM_DEVICE = Patch(
-    id="flex-decoding-split-from-device",
-    proven_by=("tests/test_flex_decoding_split.py::test_without_its_record_flex_decoding_asks_cuda_and_fails",),
-    layer="fix",
-    why=(
-        "flex decoding (short queries) sizes its split from torch.cuda's SM count for every device: lowering it "
-        "for an NPU fails where there is no CUDA"
-    ),
-    upstream="torch >= 2.9 kernel/flex/flex_decoding.py get_split_k",
-    remove_when="upstream asks the device's own interface for the SM count",
-    # flex_attention imported create_flex_decoding_kernel by name: that is the name its lowering looks up; so did
-    # torch_npu 2.9.0.post9's own flex lowering (its kernel/flex_attention.py)
-    changes=(
-        Change(f"{FLEX_PACKAGE}.flex_attention:create_flex_decoding_kernel", asking_the_device),
-        Change(torch_npu_names.qualname("flex-decoding-kernel"), asking_the_device, optional=True),
-        *CUDA_QUERY_CHANGES,
-    ),
-    upstream_has_fix=lambda: not decoding_asks_cuda(),
-)

@@ -77,7 +77,8 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
             "torch_npu._inductor.npu_triton_heuristics:NPUCachingAutotuner.save_gpu_kernel",
             "torch_npu._inductor.runtime.triton_heuristics:NPUCachingAutotuner.save_gpu_kernel",
         ),
-        "common/launch_fixes.py autotuner-kernel-metadata: Inductor calls save_gpu_kernel(stream, launcher)",
+        "common/fixes/cpp_wrapper_launch.py autotuner-kernel-metadata: Inductor calls save_gpu_kernel(stream, "
+        "launcher)",
         Call(positional=2),
     ),
     Hook(
@@ -122,7 +123,7 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "tools/simulated/torch_npu_bridges.py: the TTIR worker binds `extension` in it where triton-ascend 3.2.0 has "
         "no tl.extra.cann (the 2.7.1.post11 and 2.9.0.post9 kernels import it from there); tools/simulated/"
         "wheel_records.py torch-npu-wheel-helpers-extension does the same in the codegen process; common/"
-        "torch_npu_fixes.py torch-npu-looped-argreduce-index's probe reads its max_with_index/min_with_index",
+        "torch_npu_backports.py torch-npu-looped-argreduce-index's probe reads its max_with_index/min_with_index",
     ),
     Hook(
         "grid-expr-npu",
@@ -144,30 +145,33 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
     Hook(
         "index-kernel-codegen",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.codegen_kernel",),
-        "common/torch_npu_fixes.py torch-npu-looped-argreduce-index wraps it (its kernels' argmax/argmin calls)",
+        "common/fixes/torch_npu_backports.py torch-npu-looped-argreduce-index wraps it (its kernels' argmax/argmin "
+        "calls)",
     ),
     Hook(
         "no-linear-kernel-codegen",
         ("torch_npu._inductor.codegen.triton:NPUTritonKernel.codegen_kernel",),
-        "common/torch_npu_fixes.py torch-npu-looped-argreduce-index wraps it where it exists (the no_linear "
+        "common/fixes/torch_npu_backports.py torch-npu-looped-argreduce-index wraps it where it exists (the no_linear "
         "fallback's kernel)",
     ),
     Hook(
         "no-linear-loop-kernel-codegen",
         ("torch_npu._inductor.codegen.triton:NPUTritonKernelWithLoop.codegen_kernel",),
-        "common/torch_npu_fixes.py torch-npu-looped-argreduce-index wraps it where it exists (the no_linear "
+        "common/fixes/torch_npu_backports.py torch-npu-looped-argreduce-index wraps it where it exists (the no_linear "
         "fallback's looped kernel)",
     ),
     Hook(
         "index-kernel-load",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.load",),
-        "common/torch_npu_load_order.py torch-npu-masked-load-permute-order wraps it (where its permute goes); "
-        "common/torch_npu_constant_load.py torch-npu-constant-load-reshape wraps it and its probe reads its source",
+        "common/fixes/torch_npu_load_order.py torch-npu-masked-load-permute-order wraps it (where its permute goes); "
+        "common/fixes/torch_npu_constant_load.py torch-npu-constant-load-reshape wraps it and its probe reads its "
+        "source",
     ),
     Hook(
         "index-kernel-store",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.store",),
-        "common/torch_npu_store.py torch-npu-persistent-reduction-store wraps it (the store lines it writes) and its "
+        "common/fixes/torch_npu_store.py torch-npu-persistent-reduction-store wraps it (the store lines it writes) and "
+        "its "
         "probe reads its source",
     ),
     Hook(
@@ -179,96 +183,105 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
     Hook(
         "combined-scheduling",
         ("torch_npu._inductor.codegen.npu_combined_scheduling:NPUCombinedScheduling",),
-        "common/torch_npu_flex_lowering.py torch-npu-combined-scheduling-epilogue answers its inherited "
+        "common/fixes/torch_npu_flex_lowering.py torch-npu-combined-scheduling-epilogue answers its inherited "
         "can_fuse_reduction_epilogue and its probe reads its __init__",
     ),
     Hook(
         "scheduling-define-kernel",
         ("torch_npu._inductor.codegen.scheduling:NPUTritonScheduling.define_kernel",),
-        "common/torch_npu_flex_lowering.py torch-npu-flex-lowerings-kept calls it (src_code, node_schedule, kernel, "
+        "common/fixes/torch_npu_flex_lowering.py torch-npu-flex-lowerings-kept calls it (src_code, node_schedule, "
+        "kernel, "
         "traced_graph_hash) where torch's template codegen passes no hash",
         Call(positional=4),
     ),
     Hook(
         "index-kernel-store-reduction",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.store_reduction",),
-        "common/torch_npu_store.py torch-npu-persistent-reduction-store wraps it as it wraps store",
+        "common/fixes/torch_npu_store.py torch-npu-persistent-reduction-store wraps it as it wraps store",
     ),
     Hook(
         "index-kernel-configs",
         ("torch_npu._inductor.npu_triton_heuristics:triton_config_npu_index",),
-        "common/torch_npu_long_rows.py torch-npu-long-rows-tiles wraps it and its probe calls it (size_hints, meta) "
+        "common/fixes/torch_npu_long_rows.py torch-npu-long-rows-tiles wraps it and its probe calls it (size_hints, "
+        "meta) "
         "(absent where the heuristics use FastATileGenerator: 2.7.1.post11's line)",
         Call(positional=2),
     ),
     Hook(
         "tile-generator",
         ("torch_npu._inductor.codegen.tile_generator:TileGenerator",),
-        "common/torch_npu_long_rows.py torch-npu-long-rows-tiles builds its configs with it (its alignment, tile "
+        "common/fixes/torch_npu_long_rows.py torch-npu-long-rows-tiles builds its configs with it (its alignment, tile "
         "limit and de-duplication)",
     ),
     Hook(
         "tile-generator-last-split-blocks",
         ("torch_npu._inductor.codegen.tile_generator:TileGenerator.calcu_last_split_blocks",),
-        "common/torch_npu_split_blocks.py torch-npu-split-blocks-past-cores wraps it and its probe calls it (axis)",
+        "common/fixes/torch_npu_split_blocks.py torch-npu-split-blocks-past-cores wraps it and its probe calls it "
+        "(axis)",
         Call(positional=1),
     ),
     Hook(
         "split-tiling-axes",
         ("torch_npu._inductor.codegen.split_tiling:SplitTiling.select_tiling_axis",),
-        "common/torch_npu_tiling.py torch-npu-two-reduction-tiling wraps it (which axes of a kernel are tiled) and "
+        "common/fixes/torch_npu_tiling.py torch-npu-two-reduction-tiling wraps it (which axes of a kernel are tiled) "
+        "and "
         "its probe reads its source",
         Call(positional=0),
     ),
     Hook(
         "index-kernel-filter-masks",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.filter_masks",),
-        "common/torch_npu_fixes.py torch-npu-masked-load-size-symbols wraps it and its probe calls it "
+        "common/fixes/torch_npu_backports.py torch-npu-masked-load-size-symbols wraps it and its probe calls it "
         "(mask_vars, index_vars) on the releases whose filter_masks takes index_vars",
     ),
     Hook(
         "index-kernel-persistent-reduction",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.should_use_persistent_reduction",),
-        "common/torch_npu_fixes.py torch-npu-persistent-reduction-ub wraps it and its probe calls it (absent where "
+        "common/fixes/torch_npu_backports.py torch-npu-persistent-reduction-ub wraps it and its probe calls it (absent "
+        "where "
         "the index kernel leaves the decision to torch's choices, 2.12.0.post3)",
         Call(positional=0),
     ),
     Hook(
         "index-kernel-split-ranges",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel._split_iteration_ranges",),
-        "common/torch_npu_split_fixes.py torch-npu-split-symbolic-sizes replaces it and both records' probes call it "
+        "common/fixes/torch_npu_split_ranges.py torch-npu-split-symbolic-sizes replaces it and both records' probes "
+        "call it "
         "(groups, lengths)",
         Call(positional=2),
     ),
     Hook(
         "index-kernel-range-tree",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.initialize_range_tree",),
-        "common/torch_npu_hint_numels.py torch-npu-numels-pinned wraps it (pins the numels' symbols first) and its "
+        "common/fixes/torch_npu_hint_numels.py torch-npu-numels-pinned wraps it (pins the numels' symbols first) and "
+        "its "
         "probe calls it (pid_cache) on a stand-in kernel",
         Call(positional=1),
     ),
     Hook(
         "index-kernel-set-ranges",
         ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.split_and_set_ranges",),
-        "common/torch_npu_hint_numels.py torch-npu-numels-pinned wraps it (the node's sizes with the pin applied)",
+        "common/fixes/torch_npu_hint_numels.py torch-npu-numels-pinned wraps it (the node's sizes with the pin "
+        "applied)",
         Call(positional=1),
     ),
     Hook(
         "index-kernel-cant-split",
         ("torch_npu._inductor.codegen.triton:CantSplit",),
-        "common/torch_npu_split_fixes.py torch-npu-cant-split-arguments binds a CantSplit constructible bare there",
+        "common/fixes/torch_npu_split_ranges.py torch-npu-cant-split-arguments binds a CantSplit constructible bare "
+        "there",
     ),
     Hook(
         "index-overrides-masked",
         ("torch_npu._inductor.codegen.triton:NPUTritonKernelOverrides.masked",),
-        "common/torch_npu_late_fixes.py torch-npu-masked-subblock-size-symbols wraps it and its probe calls it "
+        "common/fixes/torch_npu_unfixed.py torch-npu-masked-subblock-size-symbols wraps it and its probe calls it "
         "(mask, body, other) (absent where torch_npu keeps torch's masked: 2.12.0.post3)",
         Call(positional=3),
     ),
     Hook(
         "npu-config-ascend950",
         ("torch_npu._inductor.config:is_ascend950",),
-        "common/torch_npu_fixes.py torch-npu-persistent-reduction-ub reads it (the SoC is an Ascend950)",
+        "common/fixes/torch_npu_backports.py torch-npu-persistent-reduction-ub reads it (the SoC is an Ascend950)",
     ),
 )
 

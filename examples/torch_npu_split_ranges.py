@@ -1,5 +1,5 @@
 """Two training steps that reach torch_npu's iteration-range split where some of its releases fail (records
-torch-npu-split-symbolic-sizes and torch-npu-cant-split-arguments, common/torch_npu_split_fixes.py). Run with
+torch-npu-split-symbolic-sizes and torch-npu-cant-split-arguments, common/fixes/torch_npu_split_ranges.py). Run with
 `codegen --provider torch_npu-wheel`; add `--without-fix <id>` to see a release fail without the record."""
 
 # 1. A linear layer, a residual and a layer norm over a dynamic batch and sequence: torch_npu 2.8.0.post5, 2.9.1,

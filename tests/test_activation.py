@@ -35,9 +35,18 @@ def test_without_a_provider_only_torch_side_records_apply_and_the_skip_is_explai
         if not inplace.check_skips_removed_users():  # torch 2.7.x, not 2.8
             line_fixes.add("inplace-skips-removed-users")
     # END CAN REMOVE
-    launch_fixes = {"autotuner-kernel-metadata", "cpp-wrapper-workspace-locks"}  # torch-side: inert until npu compiles
+    cpp_wrapper_launch = {
+        "autotuner-kernel-metadata",
+        "cpp-wrapper-workspace-locks",
+    }  # torch-side: inert until npu compiles
     kernel_forms = {"npu-index-wrap-as-shift", "npu-variance-two-step"}  # torch-side: only npu kernels change
-    assert applied_ids() == {"npu-backend-option", "npu-backend-per-compile", *line_fixes, *launch_fixes, *kernel_forms}
+    assert applied_ids() == {
+        "npu-backend-option",
+        "npu-backend-per-compile",
+        *line_fixes,
+        *cpp_wrapper_launch,
+        *kernel_forms,
+    }
     assert any("torch_npu is not installed" in item["why"] for item in report["skipped"])
     json.dumps(report)  # JSON-serialisable
     assert report["line"] == npu_inductor_compat.torch_line()

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from npu_inductor_compat.common import flex
+from npu_inductor_compat.common.fixes import flex_decoding_split
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "flex_decoding.py"
-RECORD = flex.DECODING_SPLIT_FROM_DEVICE.id
+RECORD = flex_decoding_split.DECODING_SPLIT_FROM_DEVICE.id
 
 pytestmark = pytest.mark.subprocess
 

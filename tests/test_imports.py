@@ -168,13 +168,21 @@ def line_names(root: Path) -> list[str]:
 
 
 def _resolved(name: str, files: dict[str, Path], lines: list[str]) -> set[str]:
-    """A name with DYNAMIC parts, each read as every line's folder name: the modules it can be (the longest module
-    each reading starts with); unresolved (kept as written) when no reading is a module."""
+    """A name with DYNAMIC parts, each read as every line's folder name, or where no line's name makes a module, as
+    every module of the package written before it (a registry importing its folder's modules by name): the modules
+    it can be; unresolved (kept as written) when no reading is a module."""
     if DYNAMIC not in name:
         return {name}
     readings = {name}
     while any(DYNAMIC in reading for reading in readings):
-        readings = {reading.replace(DYNAMIC, line, 1) for reading in readings for line in lines}
+        step = set()
+        for reading in readings:
+            package = reading.partition(DYNAMIC)[0].rstrip(".")
+            parts = [line for line in lines if f"{package}.{line}" in files] or [
+                module.rpartition(".")[2] for module in files if module.rpartition(".")[0] == package
+            ]
+            step |= {reading.replace(DYNAMIC, part, 1) for part in parts or lines}
+        readings = step
     found = {reading for reading in readings if reading in files}
     return found or {name}
 

@@ -1,6 +1,6 @@
-"""The rejection classes of the real-model corpus (docs/codegen.md) against triton-ascend's real compiler front end
-(AST -> TTIR -> linalg as `codegen --check-kernels` runs it; no NPU or CANN, so npubin is not run). A and B: fix records
-(common/kernel_forms.py), each kernel rejected without its record, accepted with it. C: an upstream-limit reproducer."""
+"""The corpus's rejection classes (docs/codegen.md) against triton-ascend's real compiler front end (AST -> TTIR ->
+linalg as `codegen --check-kernels`; no CANN, so no npubin). A and B: fix records (common/fixes/kernel_forms.py), each
+kernel rejected without its record, accepted with it. C: an upstream-limit reproducer."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.common import kernel_forms
+from npu_inductor_compat.common.fixes import kernel_forms
 
 HERE = Path(__file__).resolve().parent
 

@@ -243,7 +243,7 @@ def test_torchs_own_autotuner_finds_triton_ascends_binary_for_an_npu_kernel(monk
     launch metadata of the launcher as given."""
     import types
 
-    from npu_inductor_compat.common import launch_fixes
+    from npu_inductor_compat.common.fixes import cpp_wrapper_launch
 
     seen: dict[str, Any] = {}
 
@@ -252,8 +252,8 @@ def test_torchs_own_autotuner_finds_triton_ascends_binary_for_an_npu_kernel(monk
         seen["has_num_warps"] = hasattr(launcher.bin, "num_warps")
 
     stored: list[Any] = []
-    monkeypatch.setattr(launch_fixes, "store_launch_metadata", lambda kernel, launcher: stored.append(launcher))
-    save = launch_fixes._saving_launch_metadata(upstream)
+    monkeypatch.setattr(cpp_wrapper_launch, "store_launch_metadata", lambda kernel, launcher: stored.append(launcher))
+    save = cpp_wrapper_launch._saving_launch_metadata(upstream)
     binary = types.SimpleNamespace(metadata=types.SimpleNamespace(name="triton_tem_0 mix"), asm={"npubin": b"BIN"})
     launcher = types.SimpleNamespace(bin=binary, config="cfg")
     npu = types.SimpleNamespace(device_props=types.SimpleNamespace(type="npu"), inductor_meta={"kernel_name": "k"})

@@ -72,7 +72,7 @@ def test_torch_lines_and_lines_agree() -> None:
 
 
 def test_record_lines_default_to_every_line_of_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    from npu_inductor_compat.common.flex import DECODING_SPLIT_FROM_DEVICE
+    from npu_inductor_compat.common.fixes.flex_decoding_split import DECODING_SPLIT_FROM_DEVICE
 
     assert DECODING_SPLIT_FROM_DEVICE.lines is None
     assert DECODING_SPLIT_FROM_DEVICE.applies_to() == tuple(line.module for line in lines.LINES)

@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "examples" / "models"
-RECORD_PIN = "torch-npu-numels-pinned"  # common/torch_npu_hint_numels.py
+RECORD_PIN = "torch-npu-numels-pinned"  # common/fixes/torch_npu_hint_numels.py
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.compile]
 

@@ -315,22 +315,22 @@ def test_force_disable_ffts_is_asked_as_the_installed_triton_ascend_defines_it(
 def test_npu_wrappers_are_built_with_torch_npus_and_acls_libraries(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from npu_inductor_compat.common import launch_fixes
+    from npu_inductor_compat.common.fixes import cpp_wrapper_launch
     from npu_inductor_compat.common.npu_cpp_wrapper import NpuLaunchError
 
     def upstream(device_type: str, aot_mode: bool = False, compile_only: bool = False) -> Any:
         return (["D"], ["inc"], ["c"], ["ld"], ["libdir"], ["lib"], ["pass"])
 
-    options = launch_fixes._building_with_npu_libraries(upstream)
+    options = cpp_wrapper_launch._building_with_npu_libraries(upstream)
     assert options(device_type="cpu") == upstream("cpu")
-    monkeypatch.setenv(launch_fixes.TORCH_NPU_HOME_ENV, str(tmp_path / "nowhere"))
+    monkeypatch.setenv(cpp_wrapper_launch.TORCH_NPU_HOME_ENV, str(tmp_path / "nowhere"))
     with pytest.raises(NpuLaunchError, match="NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME=.* has no include/torch_npu/"):
         options(device_type="npu")
     home, ascend = tmp_path / "torch_npu", tmp_path / "cann"
     for path in (home / "include" / "torch_npu", home / "lib", ascend / "lib64"):
         path.mkdir(parents=True)
-    monkeypatch.setenv(launch_fixes.TORCH_NPU_HOME_ENV, str(home))
-    monkeypatch.setenv(launch_fixes.ASCEND_HOME_ENV, str(ascend))
+    monkeypatch.setenv(cpp_wrapper_launch.TORCH_NPU_HOME_ENV, str(home))
+    monkeypatch.setenv(cpp_wrapper_launch.ASCEND_HOME_ENV, str(ascend))
     definitions, includes, cflags, ldflags, library_dirs, libraries, passthrough = options(device_type="npu")
     assert includes == ["inc", str(home / "include")]
     assert library_dirs == ["libdir", str(home / "lib"), str(ascend / "lib64")]

@@ -291,10 +291,10 @@ def test_a_record_is_refused_without_the_record_it_requires_and_nothing_is_appli
 
 
 def test_the_launch_record_requires_the_metadata_record(adapters: Any) -> None:
-    from npu_inductor_compat.common import launch_fixes
+    from npu_inductor_compat.common.fixes import cpp_wrapper_launch
 
-    launch = launch_fixes.cpp_wrapper_workspace_locks(adapters)
-    assert launch.requires == (launch_fixes.AUTOTUNER_KERNEL_METADATA.id,)
+    launch = cpp_wrapper_launch.cpp_wrapper_workspace_locks(adapters)
+    assert launch.requires == (cpp_wrapper_launch.AUTOTUNER_KERNEL_METADATA.id,)
     with pytest.raises(ValueError, match="cannot require itself"):
         record("self", Change(STATIC, wrap), requires=("self",))
 

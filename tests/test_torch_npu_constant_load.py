@@ -1,4 +1,4 @@
-"""torch-npu-constant-load-reshape (common/torch_npu_constant_load.py): its probe's reading on its own, then the
+"""torch-npu-constant-load-reshape (common/fixes/torch_npu_constant_load.py): its probe's reading on its own, then the
 record on torch_npu's released codegen for batch norm's backward, the kernel run in Triton's interpreter."""
 
 # torch_npu cannot run here, so the record is shown one level below the device: torch_npu's real released Inductor
@@ -18,7 +18,7 @@ import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
 from npu_inductor_compat.common.cse_steering import generate_steered
-from npu_inductor_compat.common.torch_npu_constant_load import CONSTANT_LOAD_RESHAPE, broadcasts_constant_load
+from npu_inductor_compat.common.fixes.torch_npu_constant_load import CONSTANT_LOAD_RESHAPE, broadcasts_constant_load
 
 RECORD = CONSTANT_LOAD_RESHAPE.id
 # The releases whose batch-norm backward broadcasts the loss gradient to the kernel's rank (seen on each pair)

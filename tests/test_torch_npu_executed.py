@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
-from npu_inductor_compat.common.torch_npu_fixes import MASKED_LOAD_SIZE_SYMBOLS
+from npu_inductor_compat.common.fixes.torch_npu_backports import MASKED_LOAD_SIZE_SYMBOLS
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_branch_fixes.py"
 # The releases whose filter_masks drops the guard of a load in a masked subblock (the v2.7.1 and v2.9.0 branches)

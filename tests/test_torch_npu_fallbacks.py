@@ -1,4 +1,5 @@
-"""The record for torch_npu's implicit fallbacks under CI=true (common/torch_npu_fallbacks.py), on torch_npu's code."""
+"""The record for torch_npu's implicit fallbacks under CI=true (common/fixes/torch_npu_fallbacks.py), on torch_npu's
+code."""
 
 # torch_npu cannot run here: its released Inductor Python (the torch_npu-wheel provider) generates the code for the
 # simulated NPU, on the exact torch its wheel requires, with CI set as GitHub Actions sets it.
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
-from npu_inductor_compat.common.torch_npu_fallbacks import IMPLICIT_FALLBACK_UNDER_CI
+from npu_inductor_compat.common.fixes.torch_npu_fallbacks import IMPLICIT_FALLBACK_UNDER_CI
 from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable, paired_release, unpacked
 
 RECORD = IMPLICIT_FALLBACK_UNDER_CI.id

@@ -1,4 +1,5 @@
-"""Records for torch_npu codegen bugs that only some of its release branches fixed (common/torch_npu_fixes.py)."""
+"""Records for torch_npu codegen bugs that only some of its release branches fixed
+(common/fixes/torch_npu_backports.py)."""
 
 # torch_npu cannot run here, so the bugs are shown one level below the device: torch_npu's real released Inductor code
 # (the torch_npu-wheel provider, tools/simulated/torch_npu_wheel.py) generates the kernels for the simulated NPU, and
@@ -16,16 +17,16 @@ from typing import Any
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
-from npu_inductor_compat.common import (
+from npu_inductor_compat.common.fixes import (
+    torch_npu_backports,
     torch_npu_constant_load,
-    torch_npu_fixes,
     torch_npu_hint_numels,
-    torch_npu_late_fixes,
     torch_npu_load_order,
     torch_npu_long_rows,
-    torch_npu_split_fixes,
+    torch_npu_split_ranges,
     torch_npu_store,
     torch_npu_tiling,
+    torch_npu_unfixed,
 )
 from npu_inductor_compat.patching import Change, Patch, absent_targets
 from npu_inductor_compat.tools import survey, wheel_cache
@@ -38,9 +39,9 @@ SPLIT_EXAMPLE = EXAMPLES / "torch_npu_split_ranges.py"
 IDS = tuple(
     record.id
     for record in (
-        *torch_npu_fixes.FIXES,
-        *torch_npu_late_fixes.FIXES,
-        *torch_npu_split_fixes.FIXES,
+        *torch_npu_backports.FIXES,
+        *torch_npu_unfixed.FIXES,
+        *torch_npu_split_ranges.FIXES,
         *torch_npu_load_order.FIXES,
         *torch_npu_tiling.FIXES,
         *torch_npu_constant_load.FIXES,
@@ -49,11 +50,11 @@ IDS = tuple(
         *torch_npu_hint_numels.FIXES,
     )
 )
-SPLIT = torch_npu_split_fixes.SPLIT_SYMBOLIC_SIZES.id
-CANT_SPLIT = torch_npu_split_fixes.CANT_SPLIT_ARGUMENTS.id
-STRICT_SUM = torch_npu_late_fixes.MAKE_REDUCTION_STRICT_SUM.id
-MASKED_SUBBLOCK = torch_npu_late_fixes.MASKED_SUBBLOCK_SIZE_SYMBOLS.id
-ARGREDUCE = torch_npu_fixes.LOOPED_ARGREDUCE_INDEX.id
+SPLIT = torch_npu_split_ranges.SPLIT_SYMBOLIC_SIZES.id
+CANT_SPLIT = torch_npu_split_ranges.CANT_SPLIT_ARGUMENTS.id
+STRICT_SUM = torch_npu_unfixed.MAKE_REDUCTION_STRICT_SUM.id
+MASKED_SUBBLOCK = torch_npu_unfixed.MASKED_SUBBLOCK_SIZE_SYMBOLS.id
+ARGREDUCE = torch_npu_backports.LOOPED_ARGREDUCE_INDEX.id
 LOAD_ORDER = torch_npu_load_order.MASKED_LOAD_PERMUTE_ORDER.id
 TILING = torch_npu_tiling.TWO_REDUCTION_TILING.id
 CONSTANT_LOAD = torch_npu_constant_load.CONSTANT_LOAD_RESHAPE.id
@@ -61,7 +62,7 @@ STORE = torch_npu_store.PERSISTENT_REDUCTION_STORE.id
 LONG_ROWS = torch_npu_long_rows.LONG_ROWS_TILES.id
 # the records whose bug shows in the generated kernels (without the other two torch_npu falls back or fails the
 # lowering: tested apart)
-KERNEL_IDS = tuple(record.id for record in torch_npu_fixes.FIXES)
+KERNEL_IDS = tuple(record.id for record in torch_npu_backports.FIXES)
 # a load guarded by a computed mask (tl.load(ptr + (index), tmpN, ...)), not only by the axis masks
 GUARDED_LOAD = re.compile(r"tl\.load\([^,]+,\s*tmp\d+\b")
 REDUCTION_DECORATOR = re.compile(r"^@\w+\.(persistent_reduction|reduction)\w*\(", re.MULTILINE)
@@ -75,9 +76,9 @@ def reduction_kind(source: str) -> str | None:
 # ------------------------------------------------------------------------------------------------ in this process
 def test_size_symbols_are_told_from_kernel_axes() -> None:
     for name in ("s0", "s27", "ps1", "i3"):
-        assert torch_npu_fixes.is_size_symbol(name), name
+        assert torch_npu_backports.is_size_symbol(name), name
     for name in ("x0", "y1", "r2", "s", "ks0", "tmp3", "sx0"):
-        assert not torch_npu_fixes.is_size_symbol(name), name
+        assert not torch_npu_backports.is_size_symbol(name), name
 
 
 def test_without_torch_npus_code_the_records_are_skipped_saying_why() -> None:
@@ -182,7 +183,7 @@ def test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it(
     (scatter_plain,) = harness.kernel_sources(plain_out, plain, 0).values()
     assert "'grid_type': 'GridNpu'" in scatter and GUARDED_LOAD.search(scatter), scatter
     bug_shown = GUARDED_LOAD.search(scatter_plain) is None
-    assert bug_shown == (status[torch_npu_fixes.MASKED_LOAD_SIZE_SYMBOLS.id] == "applied"), scatter_plain
+    assert bug_shown == (status[torch_npu_backports.MASKED_LOAD_SIZE_SYMBOLS.id] == "applied"), scatter_plain
 
     # 2. softmax over 2048 elements per row on an Ascend910B3: a looped reduction, not a persistent one
     # (the heuristics decorator says which: reduction loops over the row, persistent_reduction holds it whole;
@@ -192,7 +193,7 @@ def test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it(
     (softmax_plain,) = harness.kernel_sources(plain_out, plain, 1).values()
     assert reduction_kind(softmax) == "reduction", softmax
     bug_shown = reduction_kind(softmax_plain) == "persistent_reduction"
-    assert bug_shown == (status[torch_npu_fixes.PERSISTENT_REDUCTION_UB.id] == "applied"), softmax_plain
+    assert bug_shown == (status[torch_npu_backports.PERSISTENT_REDUCTION_UB.id] == "applied"), softmax_plain
 
     # 3. where torch_npu's masked() ands a mask for the size symbol (2.13.0+), without the record its linear index
     # kernel fails on torch's sympy_index_symbol assertion and it falls back to no_linear for the slice_scatter
@@ -256,7 +257,7 @@ def test_torch_npus_range_split_fails_without_its_records_where_they_apply(wheel
 CANT_SPLIT_CHILD = """
     import json
     from npu_inductor_compat.activation import activate, deactivate
-    from npu_inductor_compat.common import torch_npu_split_fixes as split_fixes
+    from npu_inductor_compat.common import torch_npu_split_ranges as split_fixes
     from npu_inductor_compat.tools.simulated import torch_npu_wheel
 
     def refusal():

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.common import torch_npu_flex_lowering as record_module
+from npu_inductor_compat.common.fixes import torch_npu_flex_lowering as record_module
 from npu_inductor_compat.patching import Journal
 
 

@@ -1,5 +1,6 @@
-"""torch-npu-numels-pinned (common/torch_npu_hint_numels.py): the pin on a real ShapeEnv, then the record on torch_npu's
-released codegen for one dynamic graph serving two sizes, its kernel run in Triton's interpreter at the second."""
+"""torch-npu-numels-pinned (common/fixes/torch_npu_hint_numels.py): the pin on a real ShapeEnv, then the record on
+torch_npu's released codegen for one dynamic graph serving two sizes, its kernel run in Triton's interpreter at the
+second."""
 
 # torch_npu cannot run here, so the record is shown one level below the device: torch_npu's real released Inductor
 # code (the torch_npu-wheel provider) generates the kernel and the wrapper's launch on the exact torch its wheel
@@ -14,8 +15,8 @@ from pathlib import Path
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
-from npu_inductor_compat.common.torch_npu_hint_numels import NUMELS_AT_HINTS, pin_at_hints
-from npu_inductor_compat.common.torch_npu_split_fixes import probe_sizes
+from npu_inductor_compat.common.fixes.torch_npu_hint_numels import NUMELS_AT_HINTS, pin_at_hints
+from npu_inductor_compat.common.fixes.torch_npu_split_ranges import probe_sizes
 
 RECORD = NUMELS_AT_HINTS.id
 SCRIPT = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_dynamic_numels.py"

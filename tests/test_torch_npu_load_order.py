@@ -1,5 +1,6 @@
-"""torch-npu-masked-load-permute-order (common/torch_npu_load_order.py): the mask rewrite on its own, then the record
-on torch_npu's released codegen for Llama's RoPE backward, the kernel run in Triton's interpreter against autograd."""
+"""torch-npu-masked-load-permute-order (common/fixes/torch_npu_load_order.py): the mask rewrite on its own, then the
+record on torch_npu's released codegen for Llama's RoPE backward, the kernel run in Triton's interpreter against
+autograd."""
 
 # torch_npu cannot run here, so the record is shown one level below the device: torch_npu's real released Inductor
 # code (the torch_npu-wheel provider) generates the kernels on the exact torch its wheel requires; triton-ascend's
@@ -15,7 +16,10 @@ from typing import Any
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
-from npu_inductor_compat.common.torch_npu_load_order import MASKED_LOAD_PERMUTE_ORDER, computed_mask_in_load_layout
+from npu_inductor_compat.common.fixes.torch_npu_load_order import (
+    MASKED_LOAD_PERMUTE_ORDER,
+    computed_mask_in_load_layout,
+)
 
 ROPE = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_rope_backward.py"
 # The releases whose RoPE backward kernel reads a transposed masked load's permute before the load (seen on each

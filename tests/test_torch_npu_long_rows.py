@@ -1,5 +1,6 @@
-"""torch-npu-long-rows-tiles (common/torch_npu_long_rows.py): its configs from torch_npu's own tile generator, then
-the record on torch_npu's released codegen for greedy decoding's max over long rows, run in Triton's interpreter."""
+"""torch-npu-long-rows-tiles (common/fixes/torch_npu_long_rows.py): its configs from torch_npu's own tile generator,
+then the record on torch_npu's released codegen for greedy decoding's max over long rows, run in Triton's
+interpreter."""
 
 # torch_npu cannot run here, so the record is shown one level below the device: torch_npu's real released Inductor
 # code (the torch_npu-wheel provider) generates the kernel on the exact torch its wheel requires, and its own
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
-from npu_inductor_compat.common.torch_npu_long_rows import LONG_ROWS_TILES, fitting_tiles, kept_without_tiles
+from npu_inductor_compat.common.fixes.torch_npu_long_rows import LONG_ROWS_TILES, fitting_tiles, kept_without_tiles
 
 RECORD = LONG_ROWS_TILES.id
 LONG_ROWS = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_long_rows.py"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.common import torch_npu_split_blocks as record_module
+from npu_inductor_compat.common.fixes import torch_npu_split_blocks as record_module
 
 CORES = 40
 

@@ -1,5 +1,5 @@
-"""torch-npu-persistent-reduction-store (common/torch_npu_store.py): its probe and its rewrite on their own, then the
-record on torch_npu's released codegen for batch norm, the kernels run in Triton's interpreter against torch."""
+"""torch-npu-persistent-reduction-store (common/fixes/torch_npu_store.py): its probe and its rewrite on their own, then
+the record on torch_npu's released codegen for batch norm, the kernels run in Triton's interpreter against torch."""
 
 # torch_npu cannot run here, so the record is shown one level below the device: torch_npu's real released Inductor
 # code (the torch_npu-wheel provider) generates the kernels on the exact torch its wheel requires; triton-ascend's
@@ -18,7 +18,7 @@ import batch_norm_interpreted_harness as interpreted  # registered by conftest.p
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
-from npu_inductor_compat.common.torch_npu_store import (
+from npu_inductor_compat.common.fixes.torch_npu_store import (
     PERSISTENT_REDUCTION_STORE,
     persistent_reductions_left_out,
     with_block_of_one,

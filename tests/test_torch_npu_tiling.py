@@ -1,4 +1,4 @@
-"""torch-npu-two-reduction-tiling (common/torch_npu_tiling.py): its two parts on their own, then the record on
+"""torch-npu-two-reduction-tiling (common/fixes/torch_npu_tiling.py): its two parts on their own, then the record on
 torch_npu's released codegen for batch norm, the forward kernel run in Triton's interpreter against torch."""
 
 # torch_npu cannot run here, so the record is shown one level below the device: torch_npu's real released Inductor
@@ -19,7 +19,7 @@ import batch_norm_interpreted_harness as interpreted  # registered by conftest.p
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
-from npu_inductor_compat.common.torch_npu_tiling import (
+from npu_inductor_compat.common.fixes.torch_npu_tiling import (
     TWO_REDUCTION_TILING,
     low_dims_tiled_whatever_the_reductions,
     reduction_axes_only,

@@ -1,5 +1,5 @@
 """The argmax/argmin helpers NPU kernels call under torch-npu-looped-argreduce-index (common/triton_argreduce.py), and
-the rewrite that makes torch_npu's kernels call them (common/torch_npu_fixes.py)."""
+the rewrite that makes torch_npu's kernels call them (common/fixes/torch_npu_backports.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.common.torch_npu_fixes import argreduce_in_two_steps
+from npu_inductor_compat.common.fixes.torch_npu_backports import argreduce_in_two_steps
 
 # The end of a looped argmax/argmin as torch_npu 2.9.1 writes it (its codegen/triton.py final_argreduce), after the
 # header its kernels import triton_helpers with.

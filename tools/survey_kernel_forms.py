@@ -1,5 +1,6 @@
-"""Survey checks for the kernel-form records (common/kernel_forms.py, the argreduce one of torch_npu_fixes.py): whether
-a release's own code already writes what triton-ascend lowers. Each returns (carried, evidence); see FIX_DETECTORS."""
+"""Survey checks for the kernel-form records (common/fixes/kernel_forms.py, the argreduce one of
+torch_npu_backports.py): whether a release's own code already writes what triton-ascend lowers. Each returns (carried,
+evidence); see FIX_DETECTORS."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Survey checks for the late torch_npu records (common/torch_npu_late_fixes.py, torch_npu_load_order.py, tiling,
+"""Survey checks for the late torch_npu records (common/fixes/torch_npu_unfixed.py, torch_npu_load_order.py, tiling,
 constant-load, store, long-rows, pinned numels): whether a torch_npu release already carries each fix.
 Each returns (carried, evidence); FIX_DETECTORS lists them."""
 
@@ -8,9 +8,9 @@ import ast
 
 from packaging.version import Version
 
-from npu_inductor_compat.common.torch_npu_constant_load import broadcasts_constant_load
-from npu_inductor_compat.common.torch_npu_store import persistent_reductions_left_out
-from npu_inductor_compat.common.torch_npu_tiling import low_dims_tiled_whatever_the_reductions
+from npu_inductor_compat.common.fixes.torch_npu_constant_load import broadcasts_constant_load
+from npu_inductor_compat.common.fixes.torch_npu_store import persistent_reductions_left_out
+from npu_inductor_compat.common.fixes.torch_npu_tiling import low_dims_tiled_whatever_the_reductions
 from npu_inductor_compat.tools.survey_sources import (
     INDEX_KERNEL_FILE,
     LOWERING_FILE,

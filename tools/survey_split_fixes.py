@@ -1,4 +1,4 @@
-"""Survey checks for the range-split records (common/torch_npu_split_fixes.py): whether a torch_npu release's own
+"""Survey checks for the range-split records (common/fixes/torch_npu_split_ranges.py): whether a torch_npu release's own
 code already carries the fix. Each returns (carried, evidence); survey_detectors.FIX_DETECTORS lists them."""
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ import inspect
 import sys
 from typing import Any
 
-from npu_inductor_compat.common import device_layer, launch_fixes, option, template_heuristics, triton_layers
+from npu_inductor_compat.common import device_layer, option, template_heuristics, triton_layers
 from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.fixes import cpp_wrapper_launch
 
 
 def _config_changed() -> None:
@@ -46,7 +47,7 @@ ADAPTERS = LineAdapters(
     # 2.12 and 2.13 keep the registry here; 2.14 moved it to heuristics/registry.py and keeps this name as an alias
     # of heuristics/template/registry.py, which re-exports it (2.14.1 template_heuristics/__init__.py)
     template_heuristic_registry=template_heuristics.FIRST_REGISTRY_MODULE,
-    cpp_wrapper_class=launch_fixes.npu_cpp_wrapper_split_includes,
+    cpp_wrapper_class=cpp_wrapper_launch.npu_cpp_wrapper_split_includes,
     flex_lowerings="torch._inductor.kernel.flex.flex_attention",
-    cpp_wrapper_changes=(launch_fixes.PRECOMPILED_HEADER_CHANGE,),
+    cpp_wrapper_changes=(cpp_wrapper_launch.PRECOMPILED_HEADER_CHANGE,),
 )

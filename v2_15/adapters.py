@@ -10,8 +10,9 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat.common import device_layer, launch_fixes, option, triton_layers
+from npu_inductor_compat.common import device_layer, option, triton_layers
 from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.fixes import cpp_wrapper_launch
 from npu_inductor_compat.patching import Change
 
 
@@ -54,7 +55,7 @@ ADAPTERS = LineAdapters(
     # 2.14 moved the registry to heuristics/registry.py; this module re-exports it, and importing it (its package)
     # registers torch's own template heuristics, which importing heuristics/registry.py alone does not
     template_heuristic_registry="torch._inductor.heuristics.template.registry",
-    cpp_wrapper_class=launch_fixes.npu_cpp_wrapper_split_includes,
+    cpp_wrapper_class=cpp_wrapper_launch.npu_cpp_wrapper_split_includes,
     flex_lowerings="torch._inductor.kernel.flex.flex_attention",
-    cpp_wrapper_changes=(launch_fixes.PRECOMPILED_HEADER_CHANGE,),
+    cpp_wrapper_changes=(cpp_wrapper_launch.PRECOMPILED_HEADER_CHANGE,),
 )

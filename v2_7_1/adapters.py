@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from npu_inductor_compat.common import device_layer, launch_fixes, option, triton_layers
+from npu_inductor_compat.common import device_layer, option, triton_layers
 from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.fixes import cpp_wrapper_launch
 
 ADAPTERS = LineAdapters(
     line="v2_7_1",
@@ -16,7 +17,7 @@ ADAPTERS = LineAdapters(
     benchmarker_routes_npu=triton_layers.benchmarking_before_the_registry,
     npu_benchmark=triton_layers.benchmark_without_device_type,
     template_heuristic_registry=None,  # no registry before 2.9: GEMM configs come from get_config_heuristics
-    cpp_wrapper_class=launch_fixes.npu_cpp_wrapper,
+    cpp_wrapper_class=cpp_wrapper_launch.npu_cpp_wrapper,
     flex_lowerings="torch._inductor.kernel.flex_attention",
     # no precompiled cpp_wrapper header on this line
     cpp_wrapper_changes=(),

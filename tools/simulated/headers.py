@@ -63,7 +63,7 @@ class HeaderSource:
 
 
 def _installed_include() -> Path | None:
-    from npu_inductor_compat.common.launch_fixes import installed_torch_npu
+    from npu_inductor_compat.common.fixes.cpp_wrapper_launch import installed_torch_npu
 
     home = installed_torch_npu()
     return None if home is None else Path(home) / "include"

@@ -22,7 +22,7 @@ STAGES = ("ttir", "ttir-passes", "linalg")  # what each config goes through, in 
 def config_time_records() -> dict[str, Patch]:
     """Fix records whose changes run when a kernel's configs are built (torch_npu's heuristics, as its module
     loads): the worker loads each kernel again and builds its configs, so it applies those the codegen run applied."""
-    from npu_inductor_compat.common import torch_npu_long_rows, torch_npu_split_blocks
+    from npu_inductor_compat.common.fixes import torch_npu_long_rows, torch_npu_split_blocks
 
     return {record.id: record for record in (*torch_npu_long_rows.FIXES, *torch_npu_split_blocks.FIXES)}
 

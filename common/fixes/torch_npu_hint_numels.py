@@ -94,7 +94,7 @@ def numels_kept_symbolic() -> bool:
     import sympy
     from torch._inductor.virtualized import V
 
-    from npu_inductor_compat.common.torch_npu_split_fixes import probe_sizes
+    from npu_inductor_compat.common.fixes.torch_npu_split_ranges import probe_sizes
 
     sizes, rows, cols = probe_sizes()
     kernel = SimpleNamespace(numels={"x": rows * cols, "r": sympy.S.One}, inside_reduction=False)

@@ -93,5 +93,7 @@ CONSTANT_LOAD_RESHAPE = Patch(
 )
 
 FIXES: tuple[Patch, ...] = (CONSTANT_LOAD_RESHAPE,)
+# NPUIndexTritonKernel.load: the permuted masked load (torch_npu_load_order.py) applies first, this record over it
+AFTER = ("torch_npu_load_order",)
 
 __all__ = ["CONSTANT_LOAD_RESHAPE", "FIXES", "broadcasts_constant_load"]

@@ -2,7 +2,8 @@
 sizes compared as Python bools, and CantSplit raised without the arguments torch 2.11 requires."""
 
 # Importing this module imports no torch or torch_npu module; the records' callables do, when applied or probed.
-# Like torch_npu_fixes.py, each probe runs the installed torch_npu's own code on a minimal case, never a version test.
+# Like torch_npu_backports.py, each probe runs the installed torch_npu's own code on a minimal case, never a version
+# test.
 
 from __future__ import annotations
 

@@ -291,6 +291,11 @@ def npu_cpp_wrapper_split_includes() -> type:
 PRECOMPILED_HEADER_CHANGE = Change("torch._inductor.codecache:_get_cpp_wrapper_header", _precompiling_the_common_header)
 
 
+def line_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
+    """This module's records for a line: the metadata its launches read, then the launch with the line's wrapper."""
+    return (AUTOTUNER_KERNEL_METADATA, cpp_wrapper_workspace_locks(adapters))
+
+
 def cpp_wrapper_workspace_locks(adapters: LineAdapters) -> Patch:
     """The record, with the running line's NPU C++ wrapper class and its extra changes."""
     return Patch(

@@ -228,3 +228,10 @@ EPILOGUE_WITHOUT_NV_GEMM = Patch(
 )
 
 FIXES = (DECODING_FLOAT32_PRECISION, EPILOGUE_WITHOUT_NV_GEMM)
+# create_flex_decoding_kernel: the device's split (flex_decoding_split.py) applies first, this record over it
+AFTER = ("flex_decoding_split",)
+
+
+def line_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
+    """This module's records for a line: torch's flex lowerings kept (with the line's adapters), then the fixes."""
+    return (flex_lowerings_kept(adapters), *FIXES)

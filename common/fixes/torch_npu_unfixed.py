@@ -1,5 +1,5 @@
 """Fix records for bugs in torch_npu's newest releases (2.13.0, 2.14.0 and its master) that no torch_npu has fixed.
-Like ``torch_npu_fixes.py``, each probes the installed code by running it on a minimal case, never by version."""
+Like ``torch_npu_backports.py``, each probes the installed code by running it on a minimal case, never by version."""
 
 # Importing this module imports no torch or torch_npu module; the records' callables do, when applied or probed.
 
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
-from npu_inductor_compat.common.torch_npu_fixes import is_size_symbol
+from npu_inductor_compat.common.fixes.torch_npu_backports import is_size_symbol
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 from npu_inductor_compat.targets import Target
 
