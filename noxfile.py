@@ -40,7 +40,7 @@ RETIRE_CHECK_TORCH = CORE_LINES[1]
 ONCE_LINE = "2.12.1"
 
 # The torch releases the torch_npu-wheel provider runs torch_npu on: exactly the torch each stubbed release's wheel
-# requires (tools/simulated/pairs.py; wheel_release.py PAIRED, a test keeps the two in step): every torch_npu
+# requires (tools/simulated/wheel/pairs.py; wheel_release.py PAIRED, a test keeps the two in step): every torch_npu
 # release on PyPI, 2.7.1.post11 on 2.7.1 to 2.14.0 on 2.14.0. Of the core lines 2.7.1 and 2.9.1 are pairs (CI's
 # slow tier runs the provider's tests there); 2.12.1 has none: there they skip, naming the torch to install. Not
 # run by default (~5 GB of uv cache per torch); the weekly workflow runs them.
@@ -232,7 +232,7 @@ def pypi_releases(session: nox.Session) -> None:
     the record (then review pairs.py)."""
     session.install("packaging")
     session.install("--no-deps", "--reinstall-package", "npu-inductor-compat", ".")
-    session.run("python", "-m", "npu_inductor_compat.tools.simulated.pypi_releases", *session.posargs)
+    session.run("python", "-m", "npu_inductor_compat.tools.simulated.wheel.pypi_releases", *session.posargs)
 
 
 @nox.session
@@ -242,7 +242,7 @@ def torch_npu_survey(session: nox.Session) -> None:
     ~/.cache/npu-inductor-compat/torch_npu_wheels ($NPU_INDUCTOR_COMPAT_WHEEL_CACHE); posargs go to the survey."""
     session.install("pip", "packaging")  # pip downloads the wheels; no torch needed
     session.install("--no-deps", "--reinstall-package", "npu-inductor-compat", ".")
-    survey = ("python", "-m", "npu_inductor_compat.tools.survey")
+    survey = ("python", "-m", "npu_inductor_compat.tools.torch_npu_survey.survey")
     session.run(*survey, "--all-lines", "--out", "torch_npu_survey.md", *session.posargs)
 
 
@@ -253,7 +253,7 @@ def kernels(session: nox.Session, torch: str) -> None:
     kernels-<torch>.json; `nox -s kernels_table` renders every line's file into docs/codegen.md."""
     session.install(f"torch=={torch}", "setuptools", "-e", ".")  # the simulated NPU builds with cpp_extension
     session.run("python", "-c", CHECK_TORCH, torch)
-    corpus = ("python", "-m", "npu_inductor_compat.tools.simulated.corpus")
+    corpus = ("python", "-m", "npu_inductor_compat.tools.simulated.kernels.corpus")
     session.run(*corpus, "run", "examples/corpus", "--out", f"kernels-{torch}.json")
 
 
@@ -277,7 +277,7 @@ def corpus(session: nox.Session, torch: str) -> None:
     refuse = {"NPU_INDUCTOR_COMPAT_REFUSE_SKIPS": "optional package missing"}
     session.run("pytest", "-m", "corpus", env={**offline, **refuse})  # the model tables the slow tier leaves out
     work = Path(session.create_tmp()) / "models"
-    run = ("python", "-m", "npu_inductor_compat.tools.simulated.model_corpus", "examples/models")
+    run = ("python", "-m", "npu_inductor_compat.tools.simulated.kernels.model_corpus", "examples/models")
     session.run(*run, "--out", f"models-{torch}.json", "--work", str(work), *session.posargs, env=offline)
 
 
@@ -371,5 +371,5 @@ def kernels_table(session: nox.Session) -> None:
     files = sorted(glob.glob("kernels-*.json"))
     if not files:
         session.error("no kernels-*.json: run `nox -s kernels` first")
-    render = [sys.executable, "tools/simulated/corpus.py", "render", *files]
+    render = [sys.executable, "tools/simulated/kernels/corpus.py", "render", *files]
     session.run(*render, "--readme", "docs/codegen.md", external=True)

@@ -1,8 +1,8 @@
 """The one table of torch_npu names this package hooks or calls, with the layouts each release uses."""
 
 # Providers, layers, the launch and the survey all read their torch_npu names from here, so a rename in a torch_npu
-# release is one edit, and the survey (``tools/survey.py``) checks every released wheel against exactly these names.
-# Importing this module imports nothing of torch or torch_npu.
+# release is one edit, and the survey (``tools/torch_npu_survey/survey.py``) checks every released wheel against exactly
+# these names. Importing this module imports nothing of torch or torch_npu.
 
 from __future__ import annotations
 
@@ -120,7 +120,8 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
     Hook(
         "runtime-triton-helpers",
         ("torch_npu._inductor.runtime.triton_helpers",),
-        "tools/simulated/torch_npu_bridges.py: the TTIR worker binds `extension` in it where triton-ascend 3.2.0 has "
+        "tools/simulated/kernels/torch_npu_bridges.py: the TTIR worker binds `extension` in it where triton-ascend "
+        "3.2.0 has "
         "no tl.extra.cann (the 2.7.1.post11 and 2.9.0.post9 kernels import it from there); tools/simulated/"
         "wheel_records.py torch-npu-wheel-helpers-extension does the same in the codegen process; common/"
         "torch_npu_backports.py torch-npu-looped-argreduce-index's probe reads its max_with_index/min_with_index",
@@ -138,7 +139,8 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
     Hook(
         "autotuner-candidate-plan",
         ("torch_npu._inductor.runtime.triton_heuristics:build_candidate_plan",),
-        "tools/simulated/torch_npu_wheel.py: the C++ wrapper's launch params are saved for the first runtime-block "
+        "tools/simulated/wheel/torch_npu_wheel.py: the C++ wrapper's launch params are saved for the first "
+        "runtime-block "
         "candidate of its plan, as torch_npu's autotuner chooses one (absent in 2.12.0.post3: no runtime blocks)",
         Call(positional=2),
     ),

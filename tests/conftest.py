@@ -164,7 +164,7 @@ def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Co
 def triton_ascend_root() -> Path:
     """The folder holding triton-ascend 3.2.0's ``triton`` package: installed into the cache on first use (a test
     using it is marked ``download``), or this environment's own if it is triton-ascend."""
-    from npu_inductor_compat.tools.simulated import triton_ascend_site
+    from npu_inductor_compat.tools.simulated.kernels import triton_ascend_site
 
     try:
         located = triton_ascend_site.locate()

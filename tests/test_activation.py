@@ -207,7 +207,7 @@ BACKWARD_AFTER_DEACTIVATE = r"""
 import json, os, torch
 import npu_inductor_compat
 from npu_inductor_compat.tools.simulated import device
-from npu_inductor_compat.tools.simulated.capture import capturing
+from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 
 device.setup()
 npu_inductor_compat.activate()

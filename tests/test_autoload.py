@@ -26,7 +26,7 @@ SCRIPT = """
 import json, torch
 import npu_inductor_compat
 from npu_inductor_compat.tools.simulated import device
-from npu_inductor_compat.tools.simulated.capture import capturing
+from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 
 device.setup()
 {before}
@@ -95,7 +95,7 @@ PROVIDER_FIRST = """
 import json, sys, torch
 import npu_inductor_compat
 from importlib.metadata import entry_points
-from npu_inductor_compat.tools.simulated.capture import capturing
+from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 
 names = [ep.name for ep in entry_points(group="torch.backends")]
 assert hasattr(torch, "npu"), "the stand-in provider's autoload did not run"

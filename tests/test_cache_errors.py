@@ -26,7 +26,7 @@ def test_a_linked_torch_npu_tree_folder_exits_3_naming_it_before_the_script_runs
     """Where torch_npu's own codegen is the default (a paired torch): its tree cache's folder is a link."""
     import torch
 
-    from npu_inductor_compat.tools.simulated import wheel_release
+    from npu_inductor_compat.tools.simulated.wheel import wheel_release
 
     try:
         wheel_release.paired_release(torch.__version__)

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from npu_inductor_compat.tools import cache_entry, wheel_cache
-from npu_inductor_compat.tools.simulated import headers, triton_ascend_site, wheel_release
+from npu_inductor_compat.tools.simulated.codegen import headers
+from npu_inductor_compat.tools.simulated.kernels import triton_ascend_site
+from npu_inductor_compat.tools.simulated.wheel import wheel_release
 
 pytestmark = pytest.mark.once  # the caches' own code: nothing here depends on torch's Inductor
 VERSION = "2.9.0.post9"  # exact (a post release): a cached wheel is used without asking the index

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from npu_inductor_compat.patching import Journal
-from npu_inductor_compat.tools.simulated import choice_failures
+from npu_inductor_compat.tools.simulated.codegen import choice_failures
 
 NO_CHOICES = (
     "NoValidChoicesError: No compilable choices found for flex_attention in no-benchmark mode.\n"

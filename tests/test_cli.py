@@ -108,7 +108,7 @@ def test_kernel_metadata_refuses_both_names_of_the_lock_initial_value(
     text: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """At the parser, and through `codegen`'s entry: a usage error (exit 2) before anything runs or is written."""
-    from npu_inductor_compat.tools.simulated.codegen_args import parse_kernel_metadata
+    from npu_inductor_compat.tools.simulated.codegen.codegen_args import parse_kernel_metadata
 
     with pytest.raises(ValueError, match="lock_init_val.+lock_init_value.+name the same field.+give one"):
         parse_kernel_metadata(text)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from npu_inductor_compat.tools.simulated.codegen_report import failed_where as _failed_where
-from npu_inductor_compat.tools.simulated.codegen_report import first_line
+from npu_inductor_compat.tools.simulated.codegen.codegen_report import failed_where as _failed_where
+from npu_inductor_compat.tools.simulated.codegen.codegen_report import first_line
 
 pytestmark = pytest.mark.once
 
@@ -43,7 +43,7 @@ def test_a_failure_before_any_graph_says_where(kind: str, expected: str) -> None
 def test_inductors_cuda_sm_note_is_dropped_for_the_run_and_nothing_else(caplog: pytest.LogCaptureFixture) -> None:
     import logging
 
-    from npu_inductor_compat.tools.simulated.codegen_env import cuda_notes_dropped as _cuda_notes_dropped
+    from npu_inductor_compat.tools.simulated.codegen.codegen_env import cuda_notes_dropped as _cuda_notes_dropped
 
     logger = logging.getLogger("torch._inductor.utils")
     with caplog.at_level(logging.WARNING, logger="torch._inductor.utils"):
@@ -61,7 +61,7 @@ def test_torch_271s_printed_cuda_note_is_held_back_and_nothing_else(capsys: pyte
     """torch 2.7.1's cpp_extension prints the note (2.9 on log it): the print is held back only inside the run."""
     import sys
 
-    from npu_inductor_compat.tools.simulated.codegen_env import cpp_extension_quiet
+    from npu_inductor_compat.tools.simulated.codegen.codegen_env import cpp_extension_quiet
 
     with cpp_extension_quiet():
         print("No CUDA runtime is found, using CUDA_HOME='/usr/local'", file=sys.stderr)
@@ -91,7 +91,7 @@ def test_no_numpy_warning_from_the_commands_though_torch_gives_one(tmp_path: Pat
 
 
 def test_kernels_that_cannot_compile_at_all_are_told_apart_from_those_that_lose_configs() -> None:
-    from npu_inductor_compat.tools.simulated.kernel_check import rejected_kernels, verdict
+    from npu_inductor_compat.tools.simulated.kernels.kernel_check import rejected_kernels, verdict
 
     ok, bad = {"ok": True}, {"ok": False}
     graphs = [

@@ -458,9 +458,9 @@ def test_force_writes_beside_the_users_files_and_a_script_that_changes_directory
 
 def test_a_graph_error_without_a_message_is_shown_not_a_crash(capsys: pytest.CaptureFixture[str]) -> None:
     """A bare `assert` in Inductor fails with an empty message: the progress line and the table still print."""
-    from npu_inductor_compat.tools.simulated.capture import GraphRecord
-    from npu_inductor_compat.tools.simulated.codegen_report import Progress
-    from npu_inductor_compat.tools.simulated.codegen_report import table as _table
+    from npu_inductor_compat.tools.simulated.codegen.capture import GraphRecord
+    from npu_inductor_compat.tools.simulated.codegen.codegen_report import Progress
+    from npu_inductor_compat.tools.simulated.codegen.codegen_report import table as _table
 
     record = GraphRecord(index=0, kind="forward", wrapper="python", devices=("npu",))
     record.error = {"type": "AssertionError", "message": "", "traceback": ""}
@@ -476,7 +476,7 @@ def test_the_default_provider_on_a_torch_without_a_torch_npu_pair_is_stock_said_
     test_torch_npu_wheel.py's codegen test runs it without --provider.)"""
     import torch
 
-    from npu_inductor_compat.tools.simulated import provider_choice
+    from npu_inductor_compat.tools.simulated.codegen import provider_choice
 
     expected = provider_choice.choose(torch.__version__, None)
     if expected.note is None:
@@ -499,7 +499,7 @@ def test_the_wheel_provider_on_a_line_without_a_stubbed_release_is_a_usage_error
     import torch
 
     from npu_inductor_compat.__main__ import main
-    from npu_inductor_compat.tools.simulated import wheel_release
+    from npu_inductor_compat.tools.simulated.wheel import wheel_release
 
     try:
         release = wheel_release.paired_release(torch.__version__)

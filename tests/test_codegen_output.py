@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import output as output_module
-from npu_inductor_compat.tools.simulated.output import (
+from npu_inductor_compat.tools.simulated.codegen import output as output_module
+from npu_inductor_compat.tools.simulated.codegen.output import (
     MANIFEST,
     MANIFEST_TOOL,
     Output,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import device, device_api, device_state
+from npu_inductor_compat.tools.simulated.npu import device, device_api, device_state
 
 pytestmark = pytest.mark.once  # the wiring of this package's modules: nothing here depends on torch's Inductor
 
@@ -57,5 +57,5 @@ def test_the_first_use_sets_the_device_up_once(unset: list[Any]) -> None:
 def test_without_a_setup_to_call_ensure_says_which_module_sets_it_up(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(device_state, "_instance", None)
     monkeypatch.setattr(device_state, "_setup", None)
-    with pytest.raises(RuntimeError, match=r"not set up.*npu_inductor_compat\.tools\.simulated\.device"):
+    with pytest.raises(RuntimeError, match=r"not set up.*npu_inductor_compat\.tools\.simulated\.npu\.device"):
         device_api.current_device()

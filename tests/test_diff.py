@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import (
+from npu_inductor_compat.tools.simulated.codegen.output import MANIFEST, MANIFEST_TOOL
+from npu_inductor_compat.tools.simulated.compare import (
     diff,
     diff_compare,
     diff_graphs,
@@ -22,8 +23,7 @@ from npu_inductor_compat.tools.simulated import (
     diff_render,
     diff_sources,
 )
-from npu_inductor_compat.tools.simulated.diff_noise import normalise
-from npu_inductor_compat.tools.simulated.output import MANIFEST, MANIFEST_TOOL
+from npu_inductor_compat.tools.simulated.compare.diff_noise import normalise
 
 ROOT = Path(__file__).resolve().parents[1]
 

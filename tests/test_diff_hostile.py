@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from npu_inductor_compat.tools.simulated import diff
-from npu_inductor_compat.tools.simulated.diff_noise import normalise
-from npu_inductor_compat.tools.simulated.diff_values import text_diff
-from npu_inductor_compat.tools.simulated.output import MANIFEST, MANIFEST_TOOL, SUMMARY
+from npu_inductor_compat.tools.simulated.codegen.output import MANIFEST, MANIFEST_TOOL, SUMMARY
+from npu_inductor_compat.tools.simulated.compare import diff
+from npu_inductor_compat.tools.simulated.compare.diff_noise import normalise
+from npu_inductor_compat.tools.simulated.compare.diff_values import text_diff
 
 SECRET = "the secret the diff must never print"
 KERNEL = "triton_poi_fused_cos_0"
@@ -170,7 +170,7 @@ def test_a_device_behind_a_symlink_is_refused(tmp_path: Path, capsys: pytest.Cap
 def test_a_file_over_the_size_cap_is_refused_naming_the_cap(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npu_inductor_compat.tools.simulated import diff_input
+    from npu_inductor_compat.tools.simulated.compare import diff_input
 
     good = write_output(tmp_path / "good")
     bad = write_output(tmp_path / "bad")
@@ -407,7 +407,7 @@ def test_wrappers_of_repeated_lines_diff_in_linear_time(tmp_path: Path, capsys: 
 @pytest.mark.once
 def test_renaming_takes_time_independent_of_the_number_of_kernel_names() -> None:
     """One regex alternating N names compares each in turn: time N times the text's length."""
-    from npu_inductor_compat.tools.simulated.diff_noise import renamer
+    from npu_inductor_compat.tools.simulated.compare.diff_noise import renamer
 
     text = ("k1_" + "a" * 39 + " ") * 50_000  # 2 MB of near misses
     spent = {}

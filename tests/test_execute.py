@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import torch
 
-from npu_inductor_compat.tools.simulated.execute import Execution, _compare, _localise
-from npu_inductor_compat.tools.simulated.execute_launch import ConfigRun, Launch, Session, _checks, judge
-from npu_inductor_compat.tools.simulated.execute_values import copied, difference, random_nodes
+from npu_inductor_compat.tools.simulated.execution.execute import Execution, _compare, _localise
+from npu_inductor_compat.tools.simulated.execution.execute_launch import ConfigRun, Launch, Session, _checks, judge
+from npu_inductor_compat.tools.simulated.execution.execute_values import copied, difference, random_nodes
 
 
 def test_values_within_torch_testing_tolerance_of_their_dtype_agree_and_beyond_it_do_not() -> None:
@@ -143,7 +143,7 @@ def test_libdevice_functions_the_interpreter_lacks_run_as_torch_and_an_inexact_o
     import triton.language as tl
     from triton.runtime.interpreter import TensorHandle
 
-    from npu_inductor_compat.tools.simulated.execute_interpreter import InterpreterLimit, MathAsLibdevice
+    from npu_inductor_compat.tools.simulated.execution.execute_interpreter import InterpreterLimit, MathAsLibdevice
 
     data = np.linspace(-2, 2, 8, dtype=np.float32)
     value = tl.tensor(TensorHandle(data, tl.float32), tl.block_type(tl.float32, [8]))
@@ -166,7 +166,7 @@ def test_tl_math_as_triton_ascend_extends_it_has_tanh_and_pow_and_nothing_it_lac
     import triton.language as tl
     from triton.runtime.interpreter import TensorHandle
 
-    from npu_inductor_compat.tools.simulated.execute_interpreter import AscendMath, _bind_libdevice
+    from npu_inductor_compat.tools.simulated.execution.execute_interpreter import AscendMath, _bind_libdevice
 
     scope: dict[str, Any] = {"tl_math": tl.math, "tl": tl}
     _bind_libdevice(scope)
@@ -200,7 +200,7 @@ def test_progress_inside_a_graph_counts_kernels_launches_and_configs_and_is_refr
     every 10 s; nothing under --quiet."""
     from types import SimpleNamespace
 
-    from npu_inductor_compat.tools.simulated.codegen_report import REFRESH, Progress
+    from npu_inductor_compat.tools.simulated.codegen.codegen_report import REFRESH, Progress
 
     now = [0.0]
     stream = _Stream(tty)
@@ -228,7 +228,7 @@ def test_the_accuracy_rule_s_boundary_a_planted_error_passes_below_the_model_tol
     """Outside torch.testing's tolerance a value still matches if it passes Inductor's accuracy check against fp64,
     at the tolerance PyTorch's benchmarks gate models with (1e-2 training, 1e-3 inference). The boundary, pinned: a
     kernel 0.5% off passes in a training graph and fails in an inference one; 3% off fails in both."""
-    from npu_inductor_compat.tools.simulated.execute_reference import accurate
+    from npu_inductor_compat.tools.simulated.execution.execute_reference import accurate
 
     truth = torch.linspace(0.5, 2.0, 4096, dtype=torch.float64).exp()
     eager = truth.float()

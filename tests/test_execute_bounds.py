@@ -19,8 +19,8 @@ os.environ["TRITON_INTERPRET"] = "1"
 import torch, triton
 import triton.language as tl
 from npu_inductor_compat.patching import Journal
-from npu_inductor_compat.tools.simulated.execute_bounds import BOUNDS_RECORD
-from npu_inductor_compat.tools.simulated.execute_interpreter import INTERPRETER_RECORD
+from npu_inductor_compat.tools.simulated.execution.execute_bounds import BOUNDS_RECORD
+from npu_inductor_compat.tools.simulated.execution.execute_interpreter import INTERPRETER_RECORD
 
 @triton.jit
 def prefix_scatter(in_ptr0, in_ptr1, out_ptr0, ks0, xnumel, XBLOCK: tl.constexpr, GUARDED: tl.constexpr):
@@ -112,7 +112,7 @@ def test_an_active_lane_outside_every_region_is_named_and_masked_lanes_are_not_c
     import triton.language as tl
     from triton.runtime.interpreter import TensorHandle
 
-    from npu_inductor_compat.tools.simulated import execute_bounds as bounds
+    from npu_inductor_compat.tools.simulated.execution import execute_bounds as bounds
 
     regions = [bounds.Region("in_ptr0", 1000, 1016), bounds.Region("out_ptr0", 2000, 2008)]
     pointers = TensorHandle(np.array([1000, 1004, 1012, 1016, 2004], dtype=np.uint64), tl.pointer_type(tl.float32))

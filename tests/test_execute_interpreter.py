@@ -20,7 +20,7 @@ os.environ["TRITON_INTERPRET"] = "1"
 import torch, triton
 import triton.language as tl
 from npu_inductor_compat.patching import Journal
-from npu_inductor_compat.tools.simulated.execute_interpreter import INTERPRETER_RECORD
+from npu_inductor_compat.tools.simulated.execution.execute_interpreter import INTERPRETER_RECORD
 
 @triton.jit
 def scatter_rows(out_ptr, index_ptr, value_ptr, xnumel, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):
@@ -68,7 +68,7 @@ os.environ["TRITON_INTERPRET"] = "1"
 import torch, triton
 import triton.language as tl
 from npu_inductor_compat.patching import Journal
-from npu_inductor_compat.tools.simulated.execute_interpreter import INTERPRETER_RECORD
+from npu_inductor_compat.tools.simulated.execution.execute_interpreter import INTERPRETER_RECORD
 
 @triton.jit
 def gather(in_ptr, table_ptr, out_ptr, xnumel, XBLOCK: tl.constexpr):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import device, extension_build
+from npu_inductor_compat.tools.simulated.npu import device, extension_build
 
 pytestmark = pytest.mark.once  # file locking and cache keys: nothing here depends on torch's Inductor
 

@@ -406,9 +406,17 @@ CUT_EDGES: dict[str, tuple[tuple[str, str], ...]] = {
 
 
 def _full(name: str) -> str:
-    """A CUT_EDGES name: a module of the simulated NPU's tools, or ``compat:x``, ``common:x``, ``line:v2_12``."""
+    """A CUT_EDGES name: a module of the simulated NPU's tools (in whichever of its rooms), or ``compat:x``,
+    ``common:x``, ``line:v2_12``."""
     room, _, module = name.rpartition(":")
-    return f"{PACKAGE}.{module}" if room in ("compat", "line") else f"{PACKAGE}.{room or 'tools.simulated'}.{module}"
+    if room:
+        return f"{PACKAGE}.{module}" if room in ("compat", "line") else f"{PACKAGE}.{room}.{module}"
+    (found,) = [
+        found
+        for found in _graph_of_this_tree()
+        if found.startswith(f"{PACKAGE}.tools.simulated.") and found.endswith(f".{module}")
+    ]
+    return found
 
 
 @functools.cache
@@ -501,7 +509,7 @@ def test_a_compat_module_whose_name_starts_with_v_is_compat() -> None:
     """compat/version.py is not a line folder: its imports of the tools are back edges like any compat module's."""
     assert folder_of("npu_inductor_compat.version") == "compat"
     assert folder_of("npu_inductor_compat.v2_12.adapters") == "v2_12"
-    assert is_back_edge("npu_inductor_compat.version", "npu_inductor_compat.tools.survey")
+    assert is_back_edge("npu_inductor_compat.version", "npu_inductor_compat.tools.torch_npu_survey.survey")
 
 
 @pytest.mark.once

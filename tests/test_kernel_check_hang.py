@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import kernel_check
+from npu_inductor_compat.tools.simulated.kernels import kernel_check
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.once]  # fake workers: no torch line's Inductor
 

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _corpus_module() -> Any:
-    from npu_inductor_compat.tools.simulated import corpus
+    from npu_inductor_compat.tools.simulated.kernels import corpus
 
     return corpus
 

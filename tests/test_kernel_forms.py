@@ -45,7 +45,7 @@ CLASS_C = "<unknown>:0: error: strides must not be zero"
 
 
 def _triton_ascend() -> Any:
-    from npu_inductor_compat.tools.simulated import kernel_check
+    from npu_inductor_compat.tools.simulated.kernels import kernel_check
 
     try:
         return kernel_check.locate()
@@ -58,7 +58,7 @@ def _codegen(script: Path, out: Path, *extra: str) -> list[tuple[str, Path]]:
     command += ["--provider", "stock"]  # stock Inductor's kernels (on a torch_npu pair the default is torch_npu's)
     done = subprocess.run([*command, *extra], capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    from npu_inductor_compat.tools.simulated import kernel_check
+    from npu_inductor_compat.tools.simulated.kernels import kernel_check
 
     summary = json.loads((out / "summary.json").read_text())
     wanted = "skipped" if extra else "applied"
@@ -70,7 +70,7 @@ def _codegen(script: Path, out: Path, *extra: str) -> list[tuple[str, Path]]:
 def lowered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Every config of every kernel, generated with the records and without them, lowered in one worker:
     {"with" | "without": {kernel name: [result per config]}}."""
-    from npu_inductor_compat.tools.simulated import kernel_check
+    from npu_inductor_compat.tools.simulated.kernels import kernel_check
 
     triton_ascend = _triton_ascend()
     work = tmp_path_factory.mktemp("kernel_forms")
@@ -132,7 +132,7 @@ def test_class_c_a_load_through_a_zero_stride_pointer_block_is_rejected() -> Non
     """Upstream limit (triton-ascend 3.2.0): no fix record, since a load inside a masked subblock must keep its
     mask, and a pointer block of shape [1, R] with a mask of [XBLOCK, R] is refused by its front end too. When
     this test fails, a new triton-ascend accepts the kernel: rerun the corpus and drop class C from its table."""
-    from npu_inductor_compat.tools.simulated import kernel_check
+    from npu_inductor_compat.tools.simulated.kernels import kernel_check
 
     results = kernel_check.lower([HERE / "triton_ascend" / "zero_stride_load.py"], _triton_ascend())
     by_xblock = {result["config"]["XBLOCK"]: result for result in results}

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import kernel_verdicts as verdicts
-from npu_inductor_compat.tools.simulated.kernel_plan import plan_check
-from npu_inductor_compat.tools.simulated.kernel_progress import KernelProgress
+from npu_inductor_compat.tools.simulated.kernels import kernel_verdicts as verdicts
+from npu_inductor_compat.tools.simulated.kernels.kernel_plan import plan_check
+from npu_inductor_compat.tools.simulated.kernels.kernel_progress import KernelProgress
 
 pytestmark = pytest.mark.once  # nothing here depends on the torch line
 CONTEXT = {"triton_ascend": ["3.2.0", "wheel"], "torch": "2.12.1", "torch_npu": None, "max_configs": None}

@@ -40,8 +40,8 @@ def _torch_lines() -> dict[str, str]:
 def test_the_torch_npu_wheel_sessions_are_the_exact_paired_torch_releases() -> None:
     """`nox -s torch_npu_wheel` runs one session per torch release the torch_npu-wheel provider pairs, exactly (the
     torch each stubbed release's metadata requires, not its minor's core line), each of a tested minor; a pair in
-    tools/simulated/wheel_release.py without a session (or the reverse) fails here."""
-    from npu_inductor_compat.tools.simulated import wheel_release
+    tools/simulated/wheel/wheel_release.py without a session (or the reverse) fails here."""
+    from npu_inductor_compat.tools.simulated.wheel import wheel_release
 
     sessions = _nox_constant("TORCH_NPU_LINES")
     tested_minors = {".".join(torch.split(".")[:2]) for torch in _torch_lines()}

@@ -1,10 +1,10 @@
-"""The real-model corpus table (tools/simulated/model_corpus.py): rejection classes and the markdown rows."""
+"""The real-model corpus table (tools/simulated/kernels/model_corpus.py): rejection classes and the markdown rows."""
 
 from __future__ import annotations
 
 import pytest
 
-from npu_inductor_compat.tools.simulated.model_corpus import fallback_class, rejection_class, table
+from npu_inductor_compat.tools.simulated.kernels.model_corpus import fallback_class, rejection_class, table
 
 pytestmark = pytest.mark.once  # text handling only
 

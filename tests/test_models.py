@@ -145,7 +145,7 @@ def paired(release: str) -> None:
     """Skip unless this torch is the one torch_npu ``release`` requires (and its wheel can be had)."""
     import torch
 
-    from npu_inductor_compat.tools.simulated import wheel_release
+    from npu_inductor_compat.tools.simulated.wheel import wheel_release
 
     try:
         found = wheel_release.paired_release(torch.__version__)
@@ -239,7 +239,7 @@ def test_the_models_outside_the_corpus_give_the_docs_table(tmp_path: Path) -> No
     command = [
         sys.executable,
         "-m",
-        "npu_inductor_compat.tools.simulated.model_corpus",
+        "npu_inductor_compat.tools.simulated.kernels.model_corpus",
         str(ROOT / "examples" / "models_extra"),
     ]
     command += ["--provider", "stock", "--out", str(out), "--work", str(tmp_path / "work")]

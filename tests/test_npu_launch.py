@@ -69,9 +69,9 @@ import torch._inductor.config as inductor_config
 from npu_inductor_compat.activation import activate
 from npu_inductor_compat.common import providers
 from npu_inductor_compat.tools.simulated import device
-from npu_inductor_compat.tools.simulated.capture import capturing
-from npu_inductor_compat.tools.simulated.headers import cpp_source
-from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
+from npu_inductor_compat.tools.simulated.codegen.capture import capturing
+from npu_inductor_compat.tools.simulated.codegen.headers import cpp_source
+from npu_inductor_compat.tools.simulated.codegen.kernel_params import simulated_metadata
 
 device.setup()
 providers.set_provider(device.PROVIDER)
@@ -131,7 +131,7 @@ def test_launch_block_matches_the_golden_shared_by_every_torch_line(generated: d
 
 def test_the_header_check_fails_on_a_name_the_headers_do_not_declare(tmp_path: Path) -> None:
     """The check must be able to fail: an ACL call the paired torch_npu headers do not declare is an error."""
-    from npu_inductor_compat.tools.simulated import headers
+    from npu_inductor_compat.tools.simulated.codegen import headers
 
     try:
         (source,) = headers.torch_npu_headers("2.12.1")
@@ -148,7 +148,7 @@ def test_the_header_check_fails_on_a_name_the_headers_do_not_declare(tmp_path: P
 
 
 def test_cpp_source_finds_the_cpp_in_both_quotings_and_refuses_a_python_wrapper() -> None:
-    from npu_inductor_compat.tools.simulated.headers import cpp_source
+    from npu_inductor_compat.tools.simulated.codegen.headers import cpp_source
 
     for quote in ("'''", '"""'):
         assert cpp_source(f"x = 1\ncpp_wrapper_src = (\nr{quote}\nint main() {{}}\n{quote}\n)\n") == "int main() {}"
@@ -164,7 +164,7 @@ def test_the_header_check_compiles_as_torch_npus_builder_and_names_a_missing_can
 ) -> None:
     """-DUSE_NPU (torch_npu's C shim declares nothing without it), CANN's include directories when ASCEND_HOME_PATH
     names a toolkit, and a header found nowhere is named with where it would come from."""
-    from npu_inductor_compat.tools.simulated import headers
+    from npu_inductor_compat.tools.simulated.codegen import headers
 
     try:
         (source,) = headers.torch_npu_headers("2.12.1")
@@ -205,7 +205,7 @@ def test_the_launch_runtime_is_a_cpp_file_that_compiles_on_its_own(tmp_path: Pat
     import torch
 
     from npu_inductor_compat.common import npu_launch
-    from npu_inductor_compat.tools.simulated import headers
+    from npu_inductor_compat.tools.simulated.codegen import headers
 
     try:
         (source,) = headers.torch_npu_headers(torch.__version__)

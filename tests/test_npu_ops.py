@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from npu_inductor_compat.tools.simulated import npu_ops
+from npu_inductor_compat.tools.simulated.npu import npu_ops
 
 pytestmark = pytest.mark.once  # CPU reference kernels: nothing here depends on the torch line's Inductor
 

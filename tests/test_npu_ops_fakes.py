@@ -1,5 +1,5 @@
 """Each simulated torch_npu operator's fake (what Inductor traces) and its CPU kernel (what runs) agree on every
-output's shape, dtype and strides, over dtypes, shapes, layouts and mixed input dtypes (tools/simulated/npu_ops.py)."""
+output's shape, dtype and strides, over dtypes, shapes, layouts, mixed input dtypes (tools/simulated/npu/npu_ops.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from npu_inductor_compat.tools.simulated import npu_ops
+from npu_inductor_compat.tools.simulated.npu import npu_ops
 
 pytestmark = pytest.mark.once  # CPU reference kernels: nothing here depends on the torch line's Inductor
 

@@ -331,7 +331,7 @@ def test_the_emulation_catches_the_two_request_launch_this_package_used_to_gener
     fit, and when the second grows the block it frees the first before the launch; data_ptr() is null."""
     from torch.utils.cpp_extension import include_paths, library_paths
 
-    from npu_inductor_compat.tools.simulated.headers import _cpp_standard
+    from npu_inductor_compat.tools.simulated.codegen.headers import _cpp_standard
 
     source = tmp_path / "old_launch.cpp"
     source.write_text(textwrap.dedent(OLD_LAUNCH))

@@ -200,7 +200,7 @@ def runtime_program(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory)
     from torch.utils.cpp_extension import include_paths
 
     from npu_inductor_compat.common import npu_launch
-    from npu_inductor_compat.tools.simulated.headers import _cpp_standard
+    from npu_inductor_compat.tools.simulated.codegen.headers import _cpp_standard
 
     folder = tmp_path_factory.mktemp("runtime_program")
     (folder / "runtime.h").write_text(npu_launch.runtime_source())

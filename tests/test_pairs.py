@@ -1,5 +1,5 @@
-"""The pairs table (tools/simulated/pairs.py): its shape, the tables derived from it, each row against the recorded
-PyPI releases (no network) and its wheel's METADATA (slow tier: downloads)."""
+"""The pairs table (tools/simulated/wheel/pairs.py): its shape, the tables derived from it, each row against the
+recorded PyPI releases (no network) and its wheel's METADATA (slow tier: downloads)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from npu_inductor_compat.tools import wheel_cache
-from npu_inductor_compat.tools.simulated import headers, pairs, pypi_releases, wheel_release, wheel_targets
+from npu_inductor_compat.tools.simulated.codegen import headers
+from npu_inductor_compat.tools.simulated.wheel import pairs, pypi_releases, wheel_release, wheel_targets
 
 
 def _unlabelled(pin: str) -> Requirement:

@@ -20,7 +20,7 @@ import torch
 import npu_inductor_compat
 from npu_inductor_compat.state import STATE
 from npu_inductor_compat.tools.simulated import device
-from npu_inductor_compat.tools.simulated.capture import capturing
+from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 from torch._inductor import scheduler
 
 device.setup()

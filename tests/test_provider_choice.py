@@ -1,5 +1,5 @@
-"""codegen's provider choice (tools/simulated/provider_choice.py): torch_npu's own codegen by default where its wheel
-pairs with the installed torch, stock Inductor elsewhere with one line, and --provider over both."""
+"""codegen's provider choice (tools/simulated/codegen/provider_choice.py): torch_npu's own codegen by default where its
+wheel pairs with the installed torch, stock Inductor elsewhere with one line, and --provider over both."""
 
 # The choice itself, one level below the command: tests/test_codegen.py and tests/test_torch_npu_wheel.py run it.
 
@@ -9,8 +9,9 @@ import argparse
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import provider_choice, wheel_release
-from npu_inductor_compat.tools.simulated.provider_choice import STOCK, TORCH_NPU, choose
+from npu_inductor_compat.tools.simulated.codegen import provider_choice
+from npu_inductor_compat.tools.simulated.codegen.provider_choice import STOCK, TORCH_NPU, choose
+from npu_inductor_compat.tools.simulated.wheel import wheel_release
 
 pytestmark = pytest.mark.once  # tables and text: the installed torch's Inductor plays no part
 

@@ -1,4 +1,4 @@
-"""The Ascend SoCs the simulated NPU reports (tools/simulated/soc.py) and how the device derives its properties
+"""The Ascend SoCs the simulated NPU reports (tools/simulated/npu/soc.py) and how the device derives its properties
 from them (tools/simulated/device*.py, in this process: nothing here sets the device up)."""
 
 # Where their sources are at hand, the numbers are checked against them: CANN's platform config files
@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import soc as socs
-from npu_inductor_compat.tools.simulated.soc import DEFAULT_SOC, SOCS, Soc, get_soc
+from npu_inductor_compat.tools.simulated.npu import soc as socs
+from npu_inductor_compat.tools.simulated.npu.soc import DEFAULT_SOC, SOCS, Soc, get_soc
 
 # the SoC table and the properties the simulated device reports from it: nothing here depends on torch's Inductor
 pytestmark = pytest.mark.once
@@ -148,8 +148,8 @@ def test_soc_versions_are_torch_npus() -> None:
     hand; with none at hand, the newest paired release's headers are fetched (a download test)."""
     headers = _npu_variables_headers()
     if not headers:
-        from npu_inductor_compat.tools.simulated import headers as header_check
-        from npu_inductor_compat.tools.simulated.pairs import PAIRS
+        from npu_inductor_compat.tools.simulated.codegen import headers as header_check
+        from npu_inductor_compat.tools.simulated.wheel.pairs import PAIRS
 
         try:
             (source,) = header_check.torch_npu_headers(PAIRS[-1].torch)
@@ -167,7 +167,7 @@ def test_soc_versions_are_torch_npus() -> None:
 @pytest.fixture
 def device() -> Iterator[Any]:
     """device.py, with the SoC it reported restored afterwards (nothing is set up: device index 0 is given)."""
-    from npu_inductor_compat.tools.simulated import device as module
+    from npu_inductor_compat.tools.simulated.npu import device as module
 
     before = module.current_soc().name
     yield module
@@ -217,7 +217,7 @@ CUDA_ONLY_FIELDS = TORCH_NPU_PROPERTY_FIELDS - {
 
 @pytest.mark.parametrize("name", sorted(SOCS))
 def test_properties_are_torch_npus_fields_valued_from_the_selected_soc(device: Any, name: str) -> None:
-    from npu_inductor_compat.tools.simulated import device_api, device_memory
+    from npu_inductor_compat.tools.simulated.npu import device_api, device_memory
 
     device.use_soc(name)
     entry = get_soc(name)
@@ -240,7 +240,7 @@ def test_bf16_follows_torch_npus_soc_rule(device: Any) -> None:
     """torch_npu NpuVariables.cpp IsBF16Supported: SocVersion >= Ascend910B1 (so not the 310P inference parts)."""
     import torch
 
-    from npu_inductor_compat.tools.simulated import device_api
+    from npu_inductor_compat.tools.simulated.npu import device_api
 
     first_910b = get_soc("Ascend910B1").soc_version
     seen = set()
@@ -256,7 +256,7 @@ def test_bf16_follows_torch_npus_soc_rule(device: Any) -> None:
 def test_device_capability_is_none_unless_torch_npus_variable_sets_it(
     device: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npu_inductor_compat.tools.simulated import device_api as module
+    from npu_inductor_compat.tools.simulated.npu import device_api as module
 
     monkeypatch.delenv(module.CAPABILITY_ENV, raising=False)
     with pytest.warns(UserWarning, match="no CUDA capability"):

@@ -1,4 +1,4 @@
-"""The torch_npu stand-in (tools/simulated/standin.py) and the torch.npu API of the simulated NPU it serves."""
+"""The torch_npu stand-in (tools/simulated/wheel/standin.py) and the torch.npu API of the simulated NPU it serves."""
 
 # What needs the simulated device runs in fresh interpreters (setting the device up renames PrivateUse1 for the
 # rest of a process); the rest runs here.
@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
-from npu_inductor_compat.tools.simulated import standin
-from npu_inductor_compat.tools.simulated.soc import DEFAULT_SOC, get_soc
-from npu_inductor_compat.tools.simulated.standin import (
+from npu_inductor_compat.tools.simulated.npu.soc import DEFAULT_SOC, get_soc
+from npu_inductor_compat.tools.simulated.wheel import standin
+from npu_inductor_compat.tools.simulated.wheel.standin import (
     NotSimulated,
     NotSimulatedError,
     NotSimulatedModule,
@@ -197,8 +197,8 @@ import torch
 import npu_inductor_compat
 from npu_inductor_compat.common import providers
 from npu_inductor_compat.tools.simulated import device
-from npu_inductor_compat.tools.simulated.capture import capturing
-from npu_inductor_compat.tools.simulated.standin import torch_npu_standin
+from npu_inductor_compat.tools.simulated.codegen.capture import capturing
+from npu_inductor_compat.tools.simulated.wheel.standin import torch_npu_standin
 from npu_inductor_compat.version import installed_versions
 
 device.setup()

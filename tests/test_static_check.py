@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_inductor_compat.tools.simulated.static_check import check, check_source
+from npu_inductor_compat.tools.simulated.codegen.static_check import check, check_source
 
 pytestmark = pytest.mark.once
 

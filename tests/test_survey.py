@@ -15,7 +15,8 @@ import pytest
 from npu_inductor_compat.common.layers import all_layer_ids
 from npu_inductor_compat.registry import fix_records
 from npu_inductor_compat.targets import Target
-from npu_inductor_compat.tools import survey, wheel_cache
+from npu_inductor_compat.tools import wheel_cache
+from npu_inductor_compat.tools.torch_npu_survey import survey
 
 ROOT = Path(__file__).resolve().parents[1]
 from npu_inductor_compat.lines import LINES  # noqa: E402
@@ -299,9 +300,10 @@ def _torch_npu_references() -> dict[str, set[str]]:
             # tests fail when a stub goes missing): none of them hooks a torch_npu name
             simulated = ROOT / "tools" / "simulated"
             provider = ("torch_npu_wheel", "wheel_release", "wheel_stubs", "wheel_depth", "wheel_targets")
-            provider += ("wheel_events", "wheel_records")
-            imitations = ("standin.py", "npu_ops.py", "npu_attention.py", *(f"{name}.py" for name in provider))
-            if path == ROOT / "tools" / "survey.py" or path in {simulated / name for name in imitations}:
+            provider += ("wheel_events", "wheel_records", "standin")
+            imitations = {simulated / "npu" / "npu_ops.py", simulated / "npu" / "npu_attention.py"}
+            imitations |= {simulated / "wheel" / f"{name}.py" for name in provider}
+            if path == ROOT / "tools" / "torch_npu_survey" / "survey.py" or path in imitations:
                 continue
             where = str(path.relative_to(ROOT))
             for node in ast.walk(ast.parse(path.read_text())):

@@ -13,7 +13,7 @@ import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
 from npu_inductor_compat.common.fixes.torch_npu_fallbacks import IMPLICIT_FALLBACK_UNDER_CI
-from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable, paired_release, unpacked
+from npu_inductor_compat.tools.simulated.wheel.wheel_release import WheelUnavailable, paired_release, unpacked
 
 RECORD = IMPLICIT_FALLBACK_UNDER_CI.id
 # gelu then split: torch_npu takes one or the other out of Inductor's tables on every release (2.7.1.post11: gelu's

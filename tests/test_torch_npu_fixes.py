@@ -2,8 +2,8 @@
 (common/fixes/torch_npu_backports.py)."""
 
 # torch_npu cannot run here, so the bugs are shown one level below the device: torch_npu's real released Inductor code
-# (the torch_npu-wheel provider, tools/simulated/torch_npu_wheel.py) generates the kernels for the simulated NPU, and
-# the tests read the generated Triton source. With the records the kernels are right; with them disabled
+# (the torch_npu-wheel provider, tools/simulated/wheel/torch_npu_wheel.py) generates the kernels for the simulated NPU,
+# and the tests read the generated Triton source. With the records the kernels are right; with them disabled
 # (``--without-fix``) the same run shows each bug. The records' probes run torch_npu's own methods, so the verdict on
 # each line comes from the installed torch_npu; it is checked against the survey's static reading of the same wheel.
 
@@ -29,9 +29,10 @@ from npu_inductor_compat.common.fixes import (
     torch_npu_unfixed,
 )
 from npu_inductor_compat.patching import Change, Patch, absent_targets
-from npu_inductor_compat.tools import survey, wheel_cache
-from npu_inductor_compat.tools.simulated import triton_ascend_site
-from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable, paired_release, unpacked
+from npu_inductor_compat.tools import wheel_cache
+from npu_inductor_compat.tools.simulated.kernels import triton_ascend_site
+from npu_inductor_compat.tools.simulated.wheel.wheel_release import WheelUnavailable, paired_release, unpacked
+from npu_inductor_compat.tools.torch_npu_survey import survey
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLE = EXAMPLES / "torch_npu_branch_fixes.py"
@@ -327,7 +328,7 @@ for got, expected in zip(torch.compile(extremes)(x.npu()), extremes(x)):
 TTIR_CHILD = """
 import json
 from pathlib import Path
-from npu_inductor_compat.tools.simulated.kernel_lowering import torch_npu_ttir
+from npu_inductor_compat.tools.simulated.kernels.kernel_lowering import torch_npu_ttir
 print(json.dumps(torch_npu_ttir([Path(file) for file in FILES], RELEASE)))
 """
 REDUCE_OPERANDS = re.compile(r'"tt\.reduce"\(([^)]*)\)')

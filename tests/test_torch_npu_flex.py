@@ -15,7 +15,7 @@ import pytest
 import torch_npu_codegen_harness as harness  # type: ignore[import-not-found]
 from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
-from npu_inductor_compat.tools.simulated import wheel_release
+from npu_inductor_compat.tools.simulated.wheel import wheel_release
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 # every torch_npu release on PyPI: CI's lines run their pair (2.7.1, 2.9.1), `nox -s torch_npu_wheel` every pair

@@ -1,5 +1,5 @@
 """torch_npu's repeated log lines under the torch_npu-wheel provider: each place shown once, repeats counted
-(tools/simulated/wheel_events.py counting_repeated_log_lines); errors and other loggers untouched."""
+(tools/simulated/wheel/wheel_events.py counting_repeated_log_lines); errors and other loggers untouched."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
 from npu_inductor_compat.patching import Change, Journal, Patch
-from npu_inductor_compat.tools.simulated.wheel_events import Events, counting_repeated_log_lines
-from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable, paired_release, unpacked
+from npu_inductor_compat.tools.simulated.wheel.wheel_events import Events, counting_repeated_log_lines
+from npu_inductor_compat.tools.simulated.wheel.wheel_release import WheelUnavailable, paired_release, unpacked
 
 RECORD = "torch-npu-wheel-repeated-log-lines"
 WARNING = "low_dims is null"  # torch_npu's tiling warning, once per kernel whose indexing has no low dims

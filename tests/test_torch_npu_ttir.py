@@ -23,15 +23,13 @@ from typing import Any
 import pytest
 from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
-from npu_inductor_compat.tools.simulated import (
+from npu_inductor_compat.tools.simulated.kernels import (
     torch_npu_bridges,
     triton_ascend_site,
     ttir_check,
     ttir_check_worker,
-    wheel_release,
-    wheel_stubs,
-    wheel_targets,
 )
+from npu_inductor_compat.tools.simulated.wheel import wheel_release, wheel_stubs, wheel_targets
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.download]
 

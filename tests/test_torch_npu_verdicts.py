@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
-from npu_inductor_compat.tools import survey, wheel_cache
-from npu_inductor_compat.tools.simulated import wheel_release
-from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
+from npu_inductor_compat.tools import wheel_cache
+from npu_inductor_compat.tools.simulated.wheel import wheel_release
+from npu_inductor_compat.tools.simulated.wheel.wheel_release import WheelUnavailable
+from npu_inductor_compat.tools.torch_npu_survey import survey
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

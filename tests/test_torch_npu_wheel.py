@@ -1,4 +1,5 @@
-"""torch_npu's own Inductor code from its released wheel on the simulated NPU (tools/simulated/torch_npu_wheel.py)."""
+"""torch_npu's own Inductor code from its released wheel on the simulated NPU
+(tools/simulated/wheel/torch_npu_wheel.py)."""
 
 # What loads torch_npu's ``_inductor`` runs in fresh interpreters: it patches torch for the rest of the process (it has
 # no undo). Skipped, saying why, where the installed torch has no paired torch_npu release with a stub table, where
@@ -19,9 +20,10 @@ from typing import Any
 import pytest
 from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
-from npu_inductor_compat.tools.simulated import headers, pairs, wheel_release, wheel_stubs, wheel_targets
-from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
-from npu_inductor_compat.tools.simulated.wheel_stubs import STUBS
+from npu_inductor_compat.tools.simulated.codegen import headers
+from npu_inductor_compat.tools.simulated.wheel import pairs, wheel_release, wheel_stubs, wheel_targets
+from npu_inductor_compat.tools.simulated.wheel.wheel_release import WheelUnavailable
+from npu_inductor_compat.tools.simulated.wheel.wheel_stubs import STUBS
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pointwise_reduction.py"
 # torch_npu's Python code imports these at load: pyyaml (its declared dependency, through torchnpugen and torchgen)
@@ -104,7 +106,7 @@ def test_the_triton_ascend_utils_stubs_answer_as_triton_ascend_3_2_0_does(
 def test_simulated_kernels_carry_what_triton_ascends_compiler_records() -> None:
     """torch_npu's autotuner saves a kernel's launch params from its compiled kernel: the simulated one has the
     fields triton-ascend 3.2.0's compiler records (NPUOptions, _parse_linalg_metadata), --kernel-metadata over them."""
-    from npu_inductor_compat.tools.simulated import kernel_params
+    from npu_inductor_compat.tools.simulated.codegen import kernel_params
 
     source = "@triton.jit\ndef triton_poi_0(in_ptr0, xnumel, XBLOCK: tl.constexpr):\n    tmp0 = tl.load(in_ptr0)\n"
     found = kernel_params.triton_ascend_metadata("triton_poi_0", 4, source, {})
@@ -259,7 +261,7 @@ CHILD = """
     import torch
     from npu_inductor_compat.activation import activate, deactivate
     from npu_inductor_compat.tools.simulated import torch_npu_wheel, wheel_stubs
-    from npu_inductor_compat.tools.simulated.capture import capturing
+    from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 
     example, remove, disable = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
     wheel_stubs.STUBS = tuple(stub for stub in wheel_stubs.STUBS if stub.name not in remove)

@@ -1,4 +1,5 @@
-"""The stand-in for triton-ascend's active NPU driver (tools/simulated/triton_ascend_driver.py) against its source."""
+"""The stand-in for triton-ascend's active NPU driver (tools/simulated/kernels/triton_ascend_driver.py) against its
+source."""
 
 # triton-ascend's NPUDriver cannot be imported here (its package is a `triton` of its own, and NPUUtils builds a
 # native module against CANN); its methods' Python is run from the cached 3.2.0 wheel instead, over a native module
@@ -15,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.tools.simulated import triton_ascend_driver, wheel_stubs
-from npu_inductor_compat.tools.simulated.device_properties import current_soc
+from npu_inductor_compat.tools.simulated.kernels import triton_ascend_driver
+from npu_inductor_compat.tools.simulated.npu.device_properties import current_soc
+from npu_inductor_compat.tools.simulated.wheel import wheel_stubs
 
 DRIVER_METHODS = {
     "NPUUtils": ("get_device_properties", "get_aicore_num", "get_arch", "get_aivector_core_num"),

@@ -28,7 +28,7 @@ SIMT = [
 
 @pytest.fixture(scope="module")
 def triton_ascend() -> Any:
-    from npu_inductor_compat.tools.simulated import triton_ascend_site
+    from npu_inductor_compat.tools.simulated.kernels import triton_ascend_site
 
     try:
         return triton_ascend_site.locate()

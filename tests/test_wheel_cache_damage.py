@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from npu_inductor_compat.tools import wheel_cache
-from npu_inductor_compat.tools.simulated import headers, wheel_release
+from npu_inductor_compat.tools.simulated.codegen import headers
+from npu_inductor_compat.tools.simulated.wheel import wheel_release
 
 pytestmark = pytest.mark.once
 VERSION = "2.9.0.post9"  # exact (a post release): a cached wheel is used without asking the index
@@ -75,7 +76,7 @@ def test_a_fifo_or_link_under_a_wheels_name_is_refused_at_once_naming_it(
 def test_a_truncated_file_of_the_triton_ascend_install_is_named_against_pips_record(tmp_path: Path) -> None:
     """Issue #44: a truncated cached libtriton.so killed every worker with SIGBUS ("failed (exit -7):", nothing
     after the colon). The install is checked against the sizes pip's RECORD lists before each use."""
-    from npu_inductor_compat.tools.simulated import triton_ascend_site
+    from npu_inductor_compat.tools.simulated.kernels import triton_ascend_site
 
     root = tmp_path / "triton_ascend" / "3.2.0"
     library = root / "triton" / "_C" / "libtriton.so"

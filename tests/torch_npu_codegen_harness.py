@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 import pytest
 from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
-from npu_inductor_compat.tools.simulated import wheel_release
-from npu_inductor_compat.tools.simulated.wheel_release import WheelUnavailable
+from npu_inductor_compat.tools.simulated.wheel import wheel_release
+from npu_inductor_compat.tools.simulated.wheel.wheel_release import WheelUnavailable
 
 BATCH_NORM = Path(__file__).resolve().parent.parent / "examples" / "torch_npu_batch_norm.py"
 # The releases whose batch-norm kernels (two reduction axes) read loop_x0 and never open its loop (seen on each

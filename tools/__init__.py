@@ -1,1 +1,2 @@
-"""Tools built on the runtime and never imported by it: the simulated NPU with its codegen CLI, the survey."""
+"""Tools built on the runtime and never imported by it: the simulated NPU with its codegen CLI (simulated/), the
+torch_npu wheel survey (torch_npu_survey/)."""

@@ -19,17 +19,17 @@ def codegen(argv: Sequence[str]) -> int:
     except (UnsupportedTorchVersion, ValueError) as err:
         print(f"npu_inductor_compat codegen: {err}", file=sys.stderr)
         return 1
-    from npu_inductor_compat.tools.simulated.cli import codegen_main
+    from npu_inductor_compat.tools.simulated.codegen.cli import codegen_main
 
     return codegen_main(list(argv))
 
 
 def torch_npu_wheel(decide: Callable[[], T]) -> tuple[T, str]:
     """``decide()`` run with torch_npu's released Inductor code loaded (the wheel paired with this torch, on the
-    simulated NPU; tools/simulated/torch_npu_wheel.py), then unloaded; its result and that torch_npu's version.
+    simulated NPU; tools/simulated/wheel/torch_npu_wheel.py), then unloaded; its result and that torch_npu's version.
     Raises ImportError or RuntimeError when the wheel cannot be had or loaded."""
-    from npu_inductor_compat.tools.simulated.torch_npu_wheel import wheel_run
-    from npu_inductor_compat.tools.simulated.ttir_check import TtirCheckWorker
+    from npu_inductor_compat.tools.simulated.kernels.ttir_check import TtirCheckWorker
+    from npu_inductor_compat.tools.simulated.wheel.torch_npu_wheel import wheel_run
 
     with wheel_run(checker=TtirCheckWorker) as (use, _provider, _events):
         result = decide()

@@ -17,7 +17,9 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from npu_inductor_compat.tools.survey_sources import SurveyError as SurveyError  # raised here; callers catch it
+from npu_inductor_compat.tools.torch_npu_survey.survey_sources import (
+    SurveyError as SurveyError,  # raised here; callers catch it
+)
 
 WHEEL_CACHE_ENV = "NPU_INDUCTOR_COMPAT_WHEEL_CACHE"
 # Only the Python sources matter; one platform's wheel is enough.

@@ -31,7 +31,7 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    from npu_inductor_compat.tools.simulated import headers
+    from npu_inductor_compat.tools.simulated.codegen import headers
 
     spec = importlib.util.spec_from_file_location("emulated_acl_build", EMULATED / "build.py")
     assert spec is not None and spec.loader is not None

@@ -43,7 +43,7 @@ def _run(command: list[str]) -> None:
 def build(directory: Path, include: Path) -> EmulatedNpu:
     from torch.utils.cpp_extension import include_paths, library_paths
 
-    from npu_inductor_compat.tools.simulated.headers import _cpp_standard
+    from npu_inductor_compat.tools.simulated.codegen.headers import _cpp_standard
 
     home, ascend = directory / "torch_npu", directory / "ascend"
     (home / "lib").mkdir(parents=True, exist_ok=True)

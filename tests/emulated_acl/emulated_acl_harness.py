@@ -51,7 +51,7 @@ def build_emulated_npu(folder: Path) -> Any:
     import pytest
     import torch
 
-    from npu_inductor_compat.tools.simulated import headers
+    from npu_inductor_compat.tools.simulated.codegen import headers
 
     try:
         (source,) = headers.torch_npu_headers(torch.__version__)

@@ -200,8 +200,8 @@ def main() -> None:
 
     from npu_inductor_compat.activation import activate
     from npu_inductor_compat.common import providers
-    from npu_inductor_compat.tools.simulated import device
-    from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
+    from npu_inductor_compat.tools.simulated.codegen.kernel_params import simulated_metadata
+    from npu_inductor_compat.tools.simulated.npu import device
 
     with open(sys.argv[1]) as file:
         plan = json.load(file)
@@ -299,7 +299,7 @@ def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[s
     import torch
     import torch._inductor.config as inductor_config
 
-    from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
+    from npu_inductor_compat.tools.simulated.codegen.kernel_params import simulated_metadata
 
     calls = []
     with (
@@ -341,7 +341,7 @@ def run_threads(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> d
     import torch
     import torch._inductor.config as inductor_config
 
-    from npu_inductor_compat.tools.simulated.kernel_params import simulated_metadata
+    from npu_inductor_compat.tools.simulated.codegen.kernel_params import simulated_metadata
 
     assigned: dict[str, int] = {}
     metadata_for = scenario_of(plan["scenarios"], assigned)

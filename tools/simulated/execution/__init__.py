@@ -1,0 +1,1 @@
+"""`codegen --execute`: generated wrappers and kernels run (Triton's interpreter) and compared with eager."""
