@@ -41,12 +41,14 @@ def _load(path: Path) -> None:
 
 HERE = Path(__file__).parent
 _load(HERE / "npu_compat_test_env.py")  # the package's variables a child process must not inherit
+_load(HERE / "npu_compat_test_codegen.py")  # the one way a test runs codegen
 _load(HERE / "npu_compat_test_tiers.py")
 _load(HERE / "npu_compat_test_skips.py")
 _load(HERE / "emulated_acl" / "emulated_acl_harness.py")  # what the NPU C++ wrapper tests share
 _load(HERE / "torch_npu_codegen_harness.py")  # what the tests of torch_npu's own codegen share
 _load(HERE / "batch_norm_interpreted_harness.py")  # batch norm's kernels from torch_npu's codegen, interpreted
 
+from npu_compat_test_codegen import CodegenRun, run_codegen  # noqa: E402 - loaded just above
 from npu_compat_test_env import ENV_KEYS, child_env  # noqa: E402 - loaded just above
 
 
@@ -105,13 +107,10 @@ def clean_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 PythonRunner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
-class CodegenRun:
-    """One `codegen` run's exit code, output streams, --out folder and summary (None when none was written)."""
-
-    def __init__(self, returncode: int, stdout: str, stderr: str, out: Path) -> None:
-        self.returncode, self.stdout, self.stderr, self.out = returncode, stdout, stderr, out
-        summary = out / "summary.json"
-        self.summary: Any = json.loads(summary.read_text()) if summary.is_file() else None
+@pytest.fixture
+def codegen() -> Callable[..., CodegenRun]:
+    """The one way a test runs `codegen` (tests/npu_compat_test_codegen.py: run_codegen)."""
+    return run_codegen
 
 
 @pytest.fixture(scope="session")
@@ -135,24 +134,7 @@ def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Co
             done = folder / "run.json"
             if not done.is_file():
                 (folder / "cwd").mkdir(parents=True, exist_ok=True)
-                command = [
-                    sys.executable,
-                    "-m",
-                    "npu_inductor_compat",
-                    "codegen",
-                    str(script),
-                    "--out",
-                    str(folder / "out"),
-                ]
-                ran = subprocess.run(
-                    [*command, *chosen, *args],
-                    capture_output=True,
-                    text=True,
-                    timeout=900,
-                    check=False,
-                    cwd=folder / "cwd",
-                    env=child_env(),
-                )
+                ran = run_codegen(script, *args, out=folder / "out", provider=provider, cwd=folder / "cwd")
                 done.write_text(json.dumps([ran.returncode, ran.stdout, ran.stderr]))
             returncode, stdout, stderr = json.loads(done.read_text())
         return CodegenRun(returncode, stdout, stderr, folder / "out")

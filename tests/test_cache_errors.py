@@ -3,23 +3,19 @@ runs, naming it and the fix, with its own exit code (3), never a traceback that 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "pointwise_reduction.py"
 pytestmark = pytest.mark.subprocess
 
 
 def _codegen(tmp_path: Path, cache: Path, variable: str = "NPU_INDUCTOR_COMPAT_EXTENSION_CACHE") -> Any:
-    import os
-
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--out", str(tmp_path / "out")]
-    env = {**os.environ, variable: str(cache)}
-    return subprocess.run([*command, "--quiet"], capture_output=True, text=True, timeout=600, check=False, env=env)
+    # codegen's default provider: torch_npu's own codegen where this torch has a pair
+    return run_codegen(EXAMPLE, "--quiet", out=tmp_path / "out", provider=None, env={variable: str(cache)})
 
 
 def test_a_linked_torch_npu_tree_folder_exits_3_naming_it_before_the_script_runs(tmp_path: Path) -> None:

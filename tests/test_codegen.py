@@ -10,13 +10,12 @@ import ast
 import json
 import os
 import re
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -24,14 +23,11 @@ EXAMPLES = ROOT / "examples"
 pytestmark = pytest.mark.subprocess
 
 
-def codegen(tmp_path: Path, *args: str, script: Path | None = None) -> tuple[subprocess.CompletedProcess[str], Any]:
-    out = tmp_path / "out"
-    # these tests are of stock Inductor's codegen, whatever the default on this torch; before any `--` SCRIPT ARGS
-    provider = [] if "--provider" in args else ["--provider", "stock"]
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *provider, *args]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
-    summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
-    return done, summary
+def codegen(tmp_path: Path, *args: str, script: Path | None = None) -> tuple[Any, Any]:
+    # these tests are of stock Inductor's codegen, whatever the default on this torch (run_codegen puts the provider
+    # before ARGS, so before any `--` SCRIPT ARGS)
+    done = run_codegen(str(script), *args, out=tmp_path / "out", cwd=tmp_path)
+    return done, done.summary
 
 
 @pytest.fixture(scope="module")
@@ -446,9 +442,7 @@ def test_force_writes_beside_the_users_files_and_a_script_that_changes_directory
     (decoy / "summary.json").write_text("the user's own summary\n")
     script = tmp_path / "chdir.py"
     script.write_text(f"import os, torch\nos.chdir({str(tmp_path / 'elsewhere')!r})\n{ONE_GRAPH}")
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", "out", "--force"]
-    command += ["--provider", "stock"]  # stock Inductor, whatever the default on this torch
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
+    done = run_codegen(script, "--out", "out", "--force", out=None, cwd=tmp_path)  # --out relative to the cwd
     assert done.returncode == 0, done.stderr[-3000:]
     assert (decoy / "summary.json").read_text() == "the user's own summary\n"
     assert (out / "results.csv").read_text() == "precious\n"
@@ -483,10 +477,9 @@ def test_the_default_provider_on_a_torch_without_a_torch_npu_pair_is_stock_said_
         pytest.skip(f"torch {torch.__version__}: the default is {expected.provider} (test_torch_npu_wheel.py)")
     script = tmp_path / "tiny.py"
     script.write_text("import torch\ntorch.compile(lambda x: x + 1)(torch.ones(4).to('npu'))\n")
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(tmp_path / "out")]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
+    done = run_codegen(script, out=tmp_path / "out", provider=None)  # no --provider: the default
     assert done.returncode == 0, done.stderr[-3000:]
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    summary = done.summary
     assert summary["provider"] == "stock" and summary["provider_choice"]["chosen_by"] == "default"
     notes = [line for line in done.stderr.splitlines() if "stock Inductor generates the kernels" in line]
     assert notes == [expected.note] and "for torch_npu's own codegen install torch==" in notes[0]

@@ -7,13 +7,17 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from npu_compat_test_codegen import (  # tests/npu_compat_test_codegen.py, loaded by conftest.py
+    codegen_command,
+    run_codegen,
+)
+from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
 from npu_inductor_compat.tools.simulated.codegen import output as output_module
 from npu_inductor_compat.tools.simulated.codegen.output import (
@@ -339,22 +343,10 @@ def test_a_forked_copy_of_the_run_writes_nothing(tmp_path: Path, take: Callable[
 COMPILES = "import torch\ntorch.compile(lambda t: t + 1)(torch.ones(4).to('npu'))\n"
 
 
-def codegen(
-    tmp_path: Path, script_text: str, out: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
+def codegen(tmp_path: Path, script_text: str, out: Path, env: dict[str, str] | None = None) -> Any:
     script = tmp_path / "script.py"
     script.write_text(script_text)
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out)]
-    command += ["--provider", "stock"]  # stock Inductor, whatever the default on this torch
-    return subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        cwd=tmp_path,
-        env={**os.environ, **(env or {})},
-    )
+    return run_codegen(script, out=out, cwd=tmp_path, env=env)  # stock Inductor, whatever the default here
 
 
 @pytest.mark.subprocess
@@ -405,9 +397,8 @@ def test_sigterm_to_codegen_ends_the_run_and_leaves_nothing_unlisted(tmp_path: P
     script = tmp_path / "script.py"
     started = tmp_path / "started"
     script.write_text(COMPILES + STOP_MID_WRITE.replace("STARTED", repr(str(started))))
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), "--quiet"]
-    command += ["--provider", "stock"]  # stock Inductor, whatever the default on this torch
-    run = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    command = codegen_command(script, "--quiet", out=out)  # stock Inductor, whatever the default on this torch
+    run = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=child_env())
     try:
         for _ in range(1200):
             if started.exists() or run.poll() is not None:

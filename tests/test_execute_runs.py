@@ -8,14 +8,11 @@ paired release, stock Inductor beside it) executed and judged against eager, on 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 pytestmark = pytest.mark.subprocess
 
@@ -31,14 +28,9 @@ class Run(NamedTuple):
 
 
 def execute(script: Path, out: Path, *flags: str, provider: str | None = None) -> Run:
-    chosen = [] if provider is None else ["--provider", provider]
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), "--execute"]
-    env = {key: value for key, value in os.environ.items() if not key.startswith("NPU_INDUCTOR_COMPAT_")}
-    done = subprocess.run(
-        [*command, *chosen, *flags], capture_output=True, text=True, timeout=900, check=False, cwd=out.parent, env=env
-    )
-    summary = json.loads((out / "summary.json").read_text())
-    return Run(done.returncode, done.stderr, summary)
+    done = run_codegen(script, "--execute", *flags, out=out, provider=provider)  # None: codegen's default
+    assert done.summary is not None, done.stderr[-3000:]
+    return Run(done.returncode, done.stderr, done.summary)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

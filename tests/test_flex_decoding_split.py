@@ -4,13 +4,12 @@ Inductor's decoding kernel, the one the record is about (torch_npu's own is test
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 from npu_inductor_compat.common import flex
 from npu_inductor_compat.common.fixes import flex_decoding_split
@@ -22,9 +21,9 @@ pytestmark = pytest.mark.subprocess
 
 
 def _codegen(out: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--out", str(out), "--quiet"]
-    done = subprocess.run([*command, "--provider", "stock", *extra], capture_output=True, text=True, timeout=900)
-    return done, json.loads((out / "summary.json").read_text())
+    done = run_codegen(EXAMPLE, "--quiet", *extra, out=out)  # stock Inductor's decoding kernel
+    assert done.summary is not None, done.stderr[-3000:]
+    return done, done.summary
 
 
 @pytest.fixture

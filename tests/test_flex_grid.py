@@ -4,17 +4,16 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 import npu_inductor_compat
 from npu_inductor_compat.v2_7_1 import flex
@@ -32,14 +31,12 @@ def statuses() -> dict[str, dict[str, Any]]:
     return {fix["id"]: fix for fix in npu_inductor_compat.status()["fixes"]}
 
 
-def run_codegen(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], Any]:
+def flex_codegen(tmp_path: Path, *extra: str) -> tuple[Any, Any]:
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(FLEX_EXAMPLE), "--out", str(out)]
-    command += ["--provider", "stock"]  # stock Inductor's flex grid, whatever the default on this torch
-    done = subprocess.run(
-        [*command, "--dynamic", "--cpp-wrapper", *extra], capture_output=True, text=True, timeout=900, check=False
-    )
-    return done, json.loads((out / "summary.json").read_text())
+    # stock Inductor's flex grid, whatever the default on this torch
+    done = run_codegen(FLEX_EXAMPLE, "--dynamic", "--cpp-wrapper", *extra, out=out)
+    assert done.summary is not None, done.stderr[-3000:]
+    return done, done.summary
 
 
 @pytest.mark.subprocess
@@ -48,7 +45,7 @@ def test_with_the_fix_every_flex_graph_gets_a_cpp_wrapper_with_a_symbolic_backwa
     cpp_wrapper, through the codegen command: real Inductor codegen on the simulated NPU."""
     if not on_old_flex_line():
         pytest.skip("the plain backward grid exists on torch 2.7.x-2.8.x only")
-    done, summary = run_codegen(tmp_path)
+    done, summary = flex_codegen(tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert summary["fixes"][GRID_ID] == "applied"
     assert [(g["kind"], g["wrapper"], g["error"]) for g in summary["graphs"]] == [
@@ -72,7 +69,7 @@ def test_without_the_fix_the_backward_fails_with_the_symbolic_grid_assertion(tmp
     """The bug is real on this line: captured in summary.json although AOTAutograd swallows the eager failure."""
     if not on_old_flex_line():
         pytest.skip("the plain backward grid exists on torch 2.7.x-2.8.x only")
-    done, summary = run_codegen(tmp_path, "--without-fix", GRID_ID)
+    done, summary = flex_codegen(tmp_path, "--without-fix", GRID_ID)
     assert done.returncode == 1
     assert summary["fixes"][GRID_ID] == "skipped"
     graphs = {g["kind"]: g for g in summary["graphs"]}
@@ -87,7 +84,7 @@ def test_without_the_configs_record_torch_2_7s_flex_asks_cuda_and_fails(tmp_path
     whatever the device; without the record the forward asks CUDA, which this machine (like an NPU host) lacks."""
     if not on_old_flex_line():
         pytest.skip("flex configs ask the device itself from torch 2.9")
-    done, summary = run_codegen(tmp_path, "--without-fix", flex.CONFIGS_FROM_DEVICE.id)
+    done, summary = flex_codegen(tmp_path, "--without-fix", flex.CONFIGS_FROM_DEVICE.id)
     assert done.returncode == 1
     assert summary["fixes"][flex.CONFIGS_FROM_DEVICE.id] == "skipped"
     forward = next(g for g in summary["graphs"] if g["kind"] == "forward")

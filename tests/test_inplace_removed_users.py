@@ -5,14 +5,12 @@ a conv + batch norm training step through `codegen`, with and without the record
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 import npu_inductor_compat
 from npu_inductor_compat.v2_7_1 import inplace
@@ -90,12 +88,12 @@ def _torch_minor() -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def run_codegen(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], Any]:
+def conv_bn_codegen(tmp_path: Path, *extra: str) -> tuple[Any, Any]:
     script, out = tmp_path / "conv_bn.py", tmp_path / "out"
     script.write_text(SCRIPT)
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *extra]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path)
-    return done, json.loads((out / "summary.json").read_text())
+    done = run_codegen(script, *extra, out=out, provider=None, cwd=tmp_path)
+    assert done.summary is not None, done.stderr[-3000:]
+    return done, done.summary
 
 
 # torch 2.8 (the same line) already tests membership: the record's own probe says where the bug is
@@ -108,7 +106,7 @@ needs_the_fix = pytest.mark.skipif(
 @pytest.mark.subprocess
 @needs_the_fix
 def test_with_the_fix_a_conv_batch_norm_training_step_generates_both_graphs(tmp_path: Path) -> None:
-    done, summary = run_codegen(tmp_path, *WELFORD_OFF)
+    done, summary = conv_bn_codegen(tmp_path, *WELFORD_OFF)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "conv + batch norm training step done" in done.stdout
     assert summary["fixes"][FIX_ID] == "applied"
@@ -119,7 +117,7 @@ def test_with_the_fix_a_conv_batch_norm_training_step_generates_both_graphs(tmp_
 @needs_the_fix
 def test_without_the_fix_the_backward_stops_with_torchs_key_error(tmp_path: Path) -> None:
     """The bug is real on this line (and on stock CPU Inductor too: ResNet-18's training step fails the same way)."""
-    done, summary = run_codegen(tmp_path, *WELFORD_OFF, FIX_ID)
+    done, summary = conv_bn_codegen(tmp_path, *WELFORD_OFF, FIX_ID)
     assert done.returncode == 1
     assert summary["fixes"][FIX_ID] == "skipped"
     graphs = {g["kind"]: g for g in summary["graphs"]}

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.download]
 
@@ -36,14 +37,11 @@ torch.compile(erfc)(x.to("npu"))
 """
 
 
-def codegen(tmp_path: Path, script: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    out = tmp_path / "out"
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--check-kernels", "--out"]
-    command += [str(out), "--provider", "stock", *flags]  # stock Inductor's kernels, whatever the default here
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
-    summary_path = out / "summary.json"
-    assert summary_path.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
-    summary: dict[str, Any] = json.loads(summary_path.read_text())
+def codegen(tmp_path: Path, script: Path, *flags: str) -> tuple[Any, dict[str, Any]]:
+    # stock Inductor's kernels, whatever the default here
+    done = run_codegen(script, "--check-kernels", *flags, out=tmp_path / "out", timeout=1800)
+    assert done.summary is not None, done.stdout[-3000:] + done.stderr[-3000:]
+    summary: dict[str, Any] = done.summary
     if (summary.get("kernel_check") or {}).get("triton_ascend") is None:
         pytest.skip(f"triton-ascend unavailable: {summary['kernel_check']['error']}")
     return done, summary

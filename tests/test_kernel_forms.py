@@ -4,14 +4,12 @@ kernel rejected without its record, accepted with it. C: an upstream-limit repro
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 from npu_inductor_compat.common.fixes import kernel_forms
 
@@ -54,13 +52,12 @@ def _triton_ascend() -> Any:
 
 
 def _codegen(script: Path, out: Path, *extra: str) -> list[tuple[str, Path]]:
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--quiet", "--out", str(out)]
-    command += ["--provider", "stock"]  # stock Inductor's kernels (on a torch_npu pair the default is torch_npu's)
-    done = subprocess.run([*command, *extra], capture_output=True, text=True, timeout=900, check=False)
+    # stock Inductor's kernels (on a torch_npu pair the default is torch_npu's)
+    done = run_codegen(script, "--quiet", *extra, out=out)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     from npu_inductor_compat.tools.simulated.kernels import kernel_check
 
-    summary = json.loads((out / "summary.json").read_text())
+    summary = done.summary
     wanted = "skipped" if extra else "applied"
     assert {record: summary["fixes"][record] for record in RECORDS} == dict.fromkeys(RECORDS, wanted)
     return [(name, path) for _, name, path in kernel_check.kernel_files(out, summary)]

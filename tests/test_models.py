@@ -13,24 +13,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "examples" / "models"
 RECORD_PIN = "torch-npu-numels-pinned"  # common/fixes/torch_npu_hint_numels.py
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.compile]
+OFFLINE = {"HF_HUB_OFFLINE": "1"}
 
 
-def codegen(
-    tmp_path: Path, script: Path, provider: str = "stock", *flags: str
-) -> tuple[subprocess.CompletedProcess[str], Any]:
-    out = tmp_path / "out"
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out)]
-    command += ["--provider", provider, *flags]  # stock Inductor by default, whatever the default on this torch
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # random init only: nothing may come from the hub
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path, env=env)
-    summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
-    return done, summary
+def codegen(tmp_path: Path, script: Path, provider: str = "stock", *flags: str) -> tuple[Any, Any]:
+    # stock Inductor by default, whatever the default on this torch; random init only: nothing may come from the hub
+    done = run_codegen(script, *flags, out=tmp_path / "out", provider=provider, cwd=tmp_path, env=OFFLINE)
+    return done, done.summary
 
 
 CONV_SCRIPT = """
@@ -126,10 +122,9 @@ def test_a_padded_bert_batch_on_the_npu_matches_the_cpu_without_torch_npu(tmp_pa
     )
     assert cpu.returncode == 0, cpu.stderr[-3000:]
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out)]
-    npu = subprocess.run([*command, "--", "npu", str(tmp_path / "npu.pt")], capture_output=True, text=True, env=env)
+    npu = run_codegen(script, "--", "npu", str(tmp_path / "npu.pt"), out=out, provider=None, env=OFFLINE)
     assert npu.returncode == 0, npu.stderr[-3000:]
-    summary = json.loads((out / "summary.json").read_text())
+    summary = npu.summary
     assert summary["torch_npu_standin"]["imported"]  # transformers saw torch_npu: its npu mask handling ran
     assert {graph["device"] for graph in summary["graphs"]} == {"npu"}
 

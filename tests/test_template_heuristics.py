@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import logging
 import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any
 
 import pytest
 import torch  # noqa: F401  # at collection, while conftest's NPU_INDUCTOR_COMPAT_AUTOLOAD=0 keeps the hook unarmed
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 import npu_inductor_compat
 from npu_inductor_compat.common import template_heuristics
@@ -158,11 +157,9 @@ def _codegen(tmp_path: Path, name: str, *args: str) -> tuple[subprocess.Complete
     script = tmp_path / "bmm.py"
     script.write_text(textwrap.dedent(BMM_SCRIPT))
     out = tmp_path / name
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *args]
-    command += ["--provider", "stock"]  # stock Inductor's templates, whatever the default on this torch
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
+    done = run_codegen(script, *args, out=out, cwd=tmp_path)  # stock Inductor's templates, whatever the default
     assert done.returncode == 0, done.stderr[-3000:]
-    return done, json.loads((out / "summary.json").read_text())
+    return done, done.summary
 
 
 @pytest.mark.subprocess

@@ -61,7 +61,7 @@ def test_under_ci_torch_npus_fallbacks_fail_without_the_record(tmp_path: Path, m
 
     def run(name: str, *flags: str) -> dict:
         out = tmp_path / name
-        harness.run_codegen(script, out, *flags)
+        harness.torch_npu_codegen(script, out, *flags)
         return json.loads((out / "summary.json").read_text())
 
     fixed = run("with")

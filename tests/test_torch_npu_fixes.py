@@ -147,7 +147,7 @@ def codegen(
     tmp_path: Path, name: str, *extra: str, ok: bool = True, script: Path = EXAMPLE
 ) -> tuple[Path, dict[str, Any]]:
     out = tmp_path / name
-    done = harness.run_codegen(script, out, *extra)
+    done = harness.torch_npu_codegen(script, out, *extra)
     assert done.returncode == 0 or not ok, done.stderr[-3000:]
     return out, json.loads((out / "summary.json").read_text())
 

@@ -4,16 +4,14 @@ every kernel config lowered by triton-ascend 3.2.0's front end (not run: no NPU)
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch_npu_codegen_harness as harness  # type: ignore[import-not-found]
-from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 from npu_inductor_compat.tools.simulated.wheel import wheel_release
 
@@ -54,18 +52,9 @@ def _codegen(
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     """``codegen`` as a user runs it: no --provider (on a paired torch the default is torch_npu's codegen)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLES / script), "--out", str(out)]
-    done = subprocess.run(
-        [*command, *(["--quiet"] if quiet else []), *flags],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-        cwd=out.parent,
-        env=child_env(),
-    )
-    summary = json.loads((out / "summary.json").read_text())
-    return done, summary
+    done = run_codegen(EXAMPLES / script, *(["--quiet"] if quiet else []), *flags, out=out, provider=None, timeout=1800)
+    assert done.summary is not None, done.stderr[-3000:]
+    return done, done.summary
 
 
 def _rejected(summary: dict[str, Any]) -> dict[str, list[str]]:

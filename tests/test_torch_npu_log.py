@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 from npu_inductor_compat.patching import Change, Journal, Patch
 from npu_inductor_compat.tools.simulated.wheel.wheel_events import Events, counting_repeated_log_lines
@@ -78,12 +75,10 @@ def test_torch_npus_tiling_warning_is_shown_once_with_the_record_and_every_time_
     script.write_text(SCRIPT)
 
     def run(name: str, *flags: str) -> tuple[int, dict[str, Any]]:
-        out = tmp_path / name
-        command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *flags]
-        command += ["--provider", "torch_npu-wheel"]  # not --quiet: the lines are what the user sees
-        env = child_env()
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path, env=env)
-        return done.stderr.count(WARNING), json.loads((out / "summary.json").read_text())
+        # not --quiet: the lines are what the user sees
+        done = run_codegen(script, *flags, out=tmp_path / name, provider="torch_npu-wheel", cwd=tmp_path)
+        assert done.summary is not None, done.stderr[-3000:]
+        return done.stderr.count(WARNING), done.summary
 
     shown, summary = run("with")
     (place,) = [place for place in summary["torch_npu_wheel"]["log"] if WARNING in place["first"]]

@@ -14,14 +14,11 @@
 from __future__ import annotations
 
 import importlib.util
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 from npu_inductor_compat.tools.simulated.kernels import (
     torch_npu_bridges,
@@ -137,21 +134,10 @@ def release(paired: str) -> str:
     return paired
 
 
-def codegen(cwd: Path, script: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    out = cwd / "out"
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
-    env = child_env()
-    done = subprocess.run(
-        [*command, *flags, "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-        cwd=cwd,
-        env=env,
-    )
-    assert (out / "summary.json").is_file(), done.stdout[-3000:] + done.stderr[-3000:]
-    return done, json.loads((out / "summary.json").read_text())
+def codegen(cwd: Path, script: Path, *flags: str) -> tuple[Any, dict[str, Any]]:
+    done = run_codegen(script, *flags, out=cwd / "out", provider="torch_npu-wheel", cwd=cwd, timeout=1800)
+    assert done.summary is not None, done.stdout[-3000:] + done.stderr[-3000:]
+    return done, done.summary
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
 from npu_inductor_compat.tools.simulated.codegen import headers
@@ -482,13 +483,9 @@ def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_re
     """`codegen` with no --provider on the torch a torch_npu release requires: torch_npu's released codegen is the
     default there; the real pipeline, through the CLI."""
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE)]  # the default provider
-    env = child_env()
-    done = subprocess.run(
-        [*command, "--out", str(out)], capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path, env=env
-    )
+    done = run_codegen(EXAMPLE, out=out, provider=None, cwd=tmp_path)  # the default provider
     assert done.returncode == 0, done.stderr[-3000:]
-    summary = json.loads((out / "summary.json").read_text())
+    summary = done.summary
     assert summary["provider"] == "torch_npu-wheel" and summary["torch_npu_wheel"]["fallbacks"] == []
     assert summary["provider_choice"] == {
         "name": "torch_npu-wheel",
@@ -523,16 +520,11 @@ OUR_CPP_WRAPPERS = ("CppWrapperNpu", "CppWrapperNpuSplitIncludes")  # in npu_ind
 TORCH_NPUS_OWN = ("--without-fix", "cpp-wrapper-workspace-locks", "autotuner-kernel-metadata")
 
 
-def codegen_cli(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], Path]:
+def codegen_cli(cwd: Path, *args: str) -> tuple[Any, dict[str, Any], Path]:
     out = cwd / "out"
-    env = child_env()
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(EXAMPLE), "--provider", "torch_npu-wheel"]
-    done = subprocess.run(
-        [*command, *args, "--out", str(out)], capture_output=True, text=True, timeout=900, check=False, cwd=cwd, env=env
-    )
-    summary_file = out / "summary.json"
-    assert summary_file.is_file(), done.stderr[-3000:]
-    return done, json.loads(summary_file.read_text()), out
+    done = run_codegen(EXAMPLE, *args, out=out, provider="torch_npu-wheel", cwd=cwd)
+    assert done.summary is not None, done.stderr[-3000:]
+    return done, done.summary, out
 
 
 def call_wrapper(cpp: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 from npu_compat_test_env import child_env  # tests/npu_compat_test_env.py, loaded by conftest.py
 
 from npu_inductor_compat.tools.simulated.wheel import wheel_release
@@ -47,26 +48,17 @@ def paired_release(about: tuple[str, ...]) -> str:
     return release
 
 
-def run_codegen(script: Path, out: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+def torch_npu_codegen(script: Path, out: Path, *flags: str) -> Any:
     """The command run into ``out``, in its parent folder. One string hash for every run: torch_npu joins some masks
     in set order, which would otherwise differ between two runs of one script."""
-    env = child_env({"PYTHONHASHSEED": "0"})
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--provider", "torch_npu-wheel"]
-    return subprocess.run(
-        [*command, "--out", str(out), "--quiet", *flags],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-        cwd=out.parent,
-        env=env,
-    )
+    seed = {"PYTHONHASHSEED": "0"}
+    return run_codegen(script, "--quiet", *flags, out=out, provider="torch_npu-wheel", env=seed)
 
 
 def codegen(script: Path, about: tuple[str, ...], out: Path, *flags: str, graphs: int = 2) -> Run:
     """The run on a release the test is about (else skipped), its ``graphs`` graphs compiled."""
     release = paired_release(about)
-    done = run_codegen(script, out, *flags)
+    done = torch_npu_codegen(script, out, *flags)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["script_error"] is None and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
     assert [graph["status"] for graph in summary["graphs"]] == ["ok"] * graphs, done.stderr[-3000:]
