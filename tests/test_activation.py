@@ -206,7 +206,7 @@ def test_probe_that_raises_is_an_error_naming_the_record(fake_provider: Any, mon
 BACKWARD_AFTER_DEACTIVATE = r"""
 import json, os, torch
 import npu_inductor_compat
-from npu_inductor_compat.tools.simulated import device
+from npu_inductor_compat.tools.simulated.npu import device
 from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 
 device.setup()

@@ -25,7 +25,7 @@ print(json.dumps({
 SCRIPT = """
 import json, torch
 import npu_inductor_compat
-from npu_inductor_compat.tools.simulated import device
+from npu_inductor_compat.tools.simulated.npu import device
 from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 
 device.setup()
@@ -117,7 +117,7 @@ def test_a_provider_with_its_own_autoload_entry_point_is_picked_up_at_the_first_
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: standin-provider\nVersion: 0.0\n")
     (dist / "entry_points.txt").write_text("[torch.backends]\nstandin_provider = standin_provider:autoload\n")
     (tmp_path / "standin_provider.py").write_text(
-        "def autoload():\n    from npu_inductor_compat.tools.simulated import device\n    device.setup()\n"
+        "def autoload():\n    from npu_inductor_compat.tools.simulated.npu import device\n    device.setup()\n"
     )
     found = last_json(run_python(PROVIDER_FIRST, env={"PYTHONPATH": str(tmp_path)}))
     assert {"standin_provider", "npu_inductor_compat"} <= set(found["order"])

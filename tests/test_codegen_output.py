@@ -373,7 +373,7 @@ def test_a_script_that_forks_writes_the_output_once(tmp_path: Path) -> None:
 # partial file complete but not yet renamed, says so in STARTED and waits there to be signalled.
 STOP_MID_WRITE = """
 import os, time
-from npu_inductor_compat.tools.simulated import output
+from npu_inductor_compat.tools.simulated.codegen import output
 
 real_replace = os.replace
 

@@ -172,7 +172,7 @@ def test_a_killed_build_process_is_recovered_from(tmp_path: Path) -> None:
     folder = tmp_path / "key"
     code = (
         "import sys, time; from pathlib import Path; "
-        "from npu_inductor_compat.tools.simulated import extension_build as e\n"
+        "from npu_inductor_compat.tools.simulated.npu import extension_build as e\n"
         "def build(t):\n    (t / 'ext.so').write_bytes(b'half'); print('building', flush=True); time.sleep(60)\n"
         f"e.ensure_built(Path({str(folder)!r}), 'ext', build, 'ext', print)"
     )

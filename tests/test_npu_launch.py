@@ -68,7 +68,7 @@ import json, os, sys, torch
 import torch._inductor.config as inductor_config
 from npu_inductor_compat.activation import activate
 from npu_inductor_compat.common import providers
-from npu_inductor_compat.tools.simulated import device
+from npu_inductor_compat.tools.simulated.npu import device
 from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 from npu_inductor_compat.tools.simulated.codegen.headers import cpp_source
 from npu_inductor_compat.tools.simulated.codegen.kernel_params import simulated_metadata

@@ -312,7 +312,7 @@ extern "C" int old_launch(uint64_t workspace_bytes, uint64_t lock_bytes) {
 
 OLD_LAUNCH_RUN = """
 import ctypes, json, sys
-from npu_inductor_compat.tools.simulated import device
+from npu_inductor_compat.tools.simulated.npu import device
 device.setup()
 old = ctypes.CDLL(sys.argv[1])
 acl = ctypes.CDLL(sys.argv[2])

@@ -19,7 +19,7 @@ sys.path.insert(0, FAKES)
 import torch
 import npu_inductor_compat
 from npu_inductor_compat.state import STATE
-from npu_inductor_compat.tools.simulated import device
+from npu_inductor_compat.tools.simulated.npu import device
 from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 from torch._inductor import scheduler
 

@@ -1,5 +1,5 @@
 """The Ascend SoCs the simulated NPU reports (tools/simulated/npu/soc.py) and how the device derives its properties
-from them (tools/simulated/device*.py, in this process: nothing here sets the device up)."""
+from them (tools/simulated/npu/device*.py, in this process: nothing here sets the device up)."""
 
 # Where their sources are at hand, the numbers are checked against them: CANN's platform config files
 # (``$NPU_INDUCTOR_COMPAT_PLATFORM_CONFIG``, a folder of ``<SoC>.ini``, or ``$ASCEND_HOME_PATH/*/data/platform_config``)

@@ -90,7 +90,7 @@ STANDIN_SCRIPT = r"""
 import json, sys, warnings
 import torch
 from npu_inductor_compat.common.backend_table import Requirement
-from npu_inductor_compat.tools.simulated import device, standin
+from npu_inductor_compat.tools.simulated.npu import device; from npu_inductor_compat.tools.simulated.wheel import standin
 
 device.setup()
 out = {}
@@ -196,7 +196,7 @@ import json, re, sys
 import torch
 import npu_inductor_compat
 from npu_inductor_compat.common import providers
-from npu_inductor_compat.tools.simulated import device
+from npu_inductor_compat.tools.simulated.npu import device
 from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 from npu_inductor_compat.tools.simulated.wheel.standin import torch_npu_standin
 from npu_inductor_compat.version import installed_versions
@@ -265,7 +265,7 @@ def test_inductors_device_properties_follow_the_selected_soc_as_torch_npu_makes_
 API_SCRIPT = r"""
 import json, warnings
 import torch
-from npu_inductor_compat.tools.simulated import device, standin
+from npu_inductor_compat.tools.simulated.npu import device; from npu_inductor_compat.tools.simulated.wheel import standin
 
 device.setup()
 out = {}

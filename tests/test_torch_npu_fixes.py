@@ -258,8 +258,8 @@ def test_torch_npus_range_split_fails_without_its_records_where_they_apply(wheel
 CANT_SPLIT_CHILD = """
     import json
     from npu_inductor_compat.activation import activate, deactivate
-    from npu_inductor_compat.common import torch_npu_split_ranges as split_fixes
-    from npu_inductor_compat.tools.simulated import torch_npu_wheel
+    from npu_inductor_compat.common.fixes import torch_npu_split_ranges as split_fixes
+    from npu_inductor_compat.tools.simulated.wheel import torch_npu_wheel
 
     def refusal():
         # torch_npu's own split (not the split record's) asked to cut a size of 3 out of a group of 4

@@ -261,7 +261,7 @@ CHILD = """
     import importlib.metadata, json, runpy, sys
     import torch
     from npu_inductor_compat.activation import activate, deactivate
-    from npu_inductor_compat.tools.simulated import torch_npu_wheel, wheel_stubs
+    from npu_inductor_compat.tools.simulated.wheel import torch_npu_wheel, wheel_stubs
     from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 
     example, remove, disable = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])

@@ -25,7 +25,7 @@ import statistics, time
 import torch
 import npu_inductor_compat
 from npu_inductor_compat.common import providers
-from npu_inductor_compat.tools.simulated import device
+from npu_inductor_compat.tools.simulated.npu import device
 
 device.setup()
 providers.set_provider(device.PROVIDER)
