@@ -90,7 +90,8 @@ STANDIN_SCRIPT = r"""
 import json, sys, warnings
 import torch
 from npu_inductor_compat.common.backend_table import Requirement
-from npu_inductor_compat.tools.simulated.npu import device; from npu_inductor_compat.tools.simulated.wheel import standin
+from npu_inductor_compat.tools.simulated.npu import device
+from npu_inductor_compat.tools.simulated.wheel import standin
 
 device.setup()
 out = {}
@@ -265,7 +266,8 @@ def test_inductors_device_properties_follow_the_selected_soc_as_torch_npu_makes_
 API_SCRIPT = r"""
 import json, warnings
 import torch
-from npu_inductor_compat.tools.simulated.npu import device; from npu_inductor_compat.tools.simulated.wheel import standin
+from npu_inductor_compat.tools.simulated.npu import device
+from npu_inductor_compat.tools.simulated.wheel import standin
 
 device.setup()
 out = {}
