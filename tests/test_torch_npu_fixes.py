@@ -260,6 +260,7 @@ CANT_SPLIT_CHILD = """
     from npu_inductor_compat.activation import activate, deactivate
     from npu_inductor_compat.common.fixes import torch_npu_split_ranges as split_fixes
     from npu_inductor_compat.tools.simulated.wheel import torch_npu_wheel
+    from npu_inductor_compat.tools.simulated.kernels.ttir_check import TtirCheckWorker
 
     def refusal():
         # torch_npu's own split (not the split record's) asked to cut a size of 3 out of a group of 4

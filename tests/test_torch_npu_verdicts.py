@@ -35,6 +35,7 @@ CHILD = """
     from npu_inductor_compat import torch_line
     from npu_inductor_compat.common import torch_npu_names
     from npu_inductor_compat.tools.simulated.wheel import torch_npu_wheel, wheel_targets
+    from npu_inductor_compat.tools.simulated.kernels.ttir_check import TtirCheckWorker
 
     found = {}
     with torch_npu_wheel.wheel_run(checker=TtirCheckWorker) as (use, _, _):

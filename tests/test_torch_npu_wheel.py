@@ -262,6 +262,7 @@ CHILD = """
     import torch
     from npu_inductor_compat.activation import activate, deactivate
     from npu_inductor_compat.tools.simulated.wheel import torch_npu_wheel, wheel_stubs
+    from npu_inductor_compat.tools.simulated.kernels.ttir_check import TtirCheckWorker
     from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 
     example, remove, disable = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
