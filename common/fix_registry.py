@@ -37,12 +37,20 @@ def apply_order(after: dict[str, tuple[str, ...]]) -> list[str]:
     return order
 
 
+def _after(module: ModuleType) -> tuple[str, ...]:
+    return tuple(getattr(module, "AFTER", ()))
+
+
+def _name(module: ModuleType) -> str:
+    return module.__name__.rpartition(".")[2]
+
+
 def fix_modules() -> tuple[ModuleType, ...]:
     """Every module of common/fixes/, imported, in apply order."""
     package = importlib.import_module(PACKAGE)
     names = [info.name for info in pkgutil.iter_modules(package.__path__) if not info.name.startswith("_")]
     modules = {name: importlib.import_module(f"{PACKAGE}.{name}") for name in names}
-    order = apply_order({name: tuple(getattr(module, "AFTER", ())) for name, module in modules.items()})
+    order = apply_order({name: _after(module) for name, module in modules.items()})
     return tuple(modules[name] for name in order)
 
 
@@ -78,8 +86,9 @@ def _ordered(first: str, second: str, after: dict[str, tuple[str, ...]]) -> bool
 def shared_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
     """Every fix module's records for this line, in apply order. Two modules whose records change one target must
     be ordered by AFTER (the later one's change wraps the earlier's): FixDeclarationError naming both otherwise."""
-    found = [(module.__name__.rpartition(".")[2], records_of(module, adapters)) for module in fix_modules()]
-    after = {name: tuple(getattr(importlib.import_module(f"{PACKAGE}.{name}"), "AFTER", ())) for name, _ in found}
+    modules = fix_modules()
+    found = [(_name(module), records_of(module, adapters)) for module in modules]
+    after = {_name(module): _after(module) for module in modules}
     owner: dict[str, str] = {}
     for name, records in found:
         for target in {target for record in records for target in record.targets}:

@@ -48,7 +48,7 @@ _load(HERE / "emulated_acl" / "emulated_acl_harness.py")  # what the NPU C++ wra
 _load(HERE / "torch_npu_codegen_harness.py")  # what the tests of torch_npu's own codegen share
 _load(HERE / "batch_norm_interpreted_harness.py")  # batch norm's kernels from torch_npu's codegen, interpreted
 
-from npu_compat_test_codegen import CodegenRun, run_codegen  # noqa: E402 - loaded just above
+from npu_compat_test_codegen import CodegenRun, codegen_command, run_codegen  # noqa: E402 - loaded just above
 from npu_compat_test_env import ENV_KEYS, child_env  # noqa: E402 - loaded just above
 
 
@@ -107,12 +107,6 @@ def clean_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 PythonRunner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
-@pytest.fixture
-def codegen() -> Callable[..., CodegenRun]:
-    """The one way a test runs `codegen` (tests/npu_compat_test_codegen.py: run_codegen)."""
-    return run_codegen
-
-
 @pytest.fixture(scope="session")
 def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., CodegenRun]:
     """`codegen SCRIPT ARGS` run once per pytest run and shared by every test that asks for the same run, across
@@ -126,8 +120,8 @@ def shared_codegen(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Co
     root.mkdir(exist_ok=True)
 
     def run(script: Path, *args: str, provider: str | None = "stock") -> CodegenRun:
-        chosen = [] if provider is None or "--provider" in args else ["--provider", provider]
-        key = hashlib.sha256(json.dumps([str(script), [*args, *chosen]]).encode()).hexdigest()[:16]
+        command = codegen_command(script, *args, out=None, provider=provider)  # the run's identity, --out aside
+        key = hashlib.sha256(json.dumps(command).encode()).hexdigest()[:16]
         folder = root / key
         with open(root / f"{key}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)

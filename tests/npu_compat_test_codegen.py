@@ -1,5 +1,5 @@
 """The one way a test runs `codegen`: a fresh interpreter, the clean child environment, its own working directory,
-a timeout, and the run's summary.json read back. conftest.py's ``codegen`` fixture hands it out."""
+a timeout, and the run's summary.json read back (conftest.py's shared_codegen runs it once per pytest run)."""
 
 from __future__ import annotations
 

@@ -50,6 +50,13 @@ def module_files(root: Path) -> dict[str, Path]:
     return found
 
 
+@functools.cache
+def _parsed(text: str) -> ast.Module:
+    """A source text's tree, parsed once: the graph, the entry point constants and the entry point edges all read
+    every module (the trees are only read, never changed)."""
+    return ast.parse(text)
+
+
 def _constants(tree: ast.Module) -> dict[str, str]:
     """A module's top-level ``NAME = "text"`` assignments (what an f-string's ``{NAME}`` stands for)."""
     found = {}
@@ -105,7 +112,7 @@ def imported_names(path: Path, module: str, groups: EntryPoints | None = None) -
     relative ones resolved, the modules named by IMPORTING_CALLS and by target strings, the modules it runs with
     ``-m``, and every target of an entry point group (``groups``: group -> modules) it loads by name."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    tree = ast.parse(path.read_text())
+    tree = _parsed(path.read_text())
     constants = _constants(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -145,7 +152,7 @@ def entry_points(root: Path) -> EntryPoints:
     constants = {}
     for module in module_files(root).values():
         constants.update(
-            {name: text for name, text in _constants(ast.parse(module.read_text())).items() if text in targets}
+            {name: text for name, text in _constants(_parsed(module.read_text())).items() if text in targets}
         )
     return EntryPoints(targets, constants)
 
@@ -225,7 +232,7 @@ def entry_point_edges(root: Path) -> set[tuple[str, str]]:
     return {
         (module, target)
         for module, path in files.items()
-        for node in ast.walk(ast.parse(path.read_text()))
+        for node in ast.walk(_parsed(path.read_text()))
         if isinstance(node, ast.Call) and (group := _loaded_group(node, groups)) is not None
         for target in groups.targets[group]
         if target in files
