@@ -39,12 +39,12 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
     Hook(
         "device-interface",
         ("torch_npu.utils._dynamo_device:NpuInterface",),
-        "common/providers.py TORCH_NPU.device_interface (the dynamo interface for 'npu')",
+        "common/composition/providers.py TORCH_NPU.device_interface (the dynamo interface for 'npu')",
     ),
     Hook(
         "raw-stream",
         ("torch_npu._inductor.utils:get_current_raw_stream",),
-        "common/providers.py TORCH_NPU.raw_stream_import (generated Python wrappers import it)",
+        "common/composition/providers.py TORCH_NPU.raw_stream_import (generated Python wrappers import it)",
         Call(positional=1),
     ),
     Hook(
@@ -53,7 +53,7 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
             "torch_npu._inductor.codegen.scheduling:NPUTritonScheduling",
             "torch_npu._inductor.codegen.npu_combined_scheduling:NPUCombinedScheduling",
         ),
-        "common/providers.py TORCH_NPU.codegen_classes (triton backend registration)",
+        "common/composition/providers.py TORCH_NPU.codegen_classes (triton backend registration)",
     ),
     Hook(
         "python-wrapper",
@@ -61,7 +61,7 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
             "torch_npu._inductor.codegen.wrapper:NPUWrapperCodeGen",
             "torch_npu._inductor.codegen.wrapper:NPUPythonWrapperCodeGen",
         ),
-        "common/providers.py TORCH_NPU.codegen_classes (triton backend registration)",
+        "common/composition/providers.py TORCH_NPU.codegen_classes (triton backend registration)",
     ),
     Hook(
         "cpp-wrapper",
@@ -69,7 +69,7 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
             "torch_npu._inductor.codegen.cpp_wrapper:CppWrapperNpu",
             "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
         ),
-        "common/providers.py TORCH_NPU.codegen_classes; replaced by fix cpp-wrapper-workspace-locks",
+        "common/composition/providers.py TORCH_NPU.codegen_classes; replaced by fix cpp-wrapper-workspace-locks",
     ),
     Hook(
         "autotuner-save-kernel",
@@ -84,37 +84,37 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
     Hook(
         "triton-support-ffts",
         ("torch_npu._inductor.utils:triton_support_ffts",),
-        "common/npu_cpp_wrapper.py: whether kernels take the FFTS sync address (absent: they do, as the wrapper of "
-        "releases without it, e.g. 2.12.0.post3, always passes it)",
+        "common/device/npu_cpp_wrapper.py: whether kernels take the FFTS sync address (absent: they do, as the "
+        "wrapper of releases without it, e.g. 2.12.0.post3, always passes it)",
         Call(positional=0),
     ),
     Hook(
         "mlir-plugin",
         ("torch_npu._inductor.ascend_npu_ir.ascend_npu_ir.npu.npu_inductor_plugin:register_mlir_codegen_backend",),
-        "common/provider_loaders.py mlir-provider-loader and dvm-provider-loader call it with no arguments",
+        "common/composition/provider_loaders.py mlir-provider-loader and dvm-provider-loader call it with no arguments",
         Call(positional=0),
     ),
     Hook(
         "mlir-package",
         ("torch_npu._inductor.ascend_npu_ir",),
-        "common/backends.py: the mlir backend's requirement",
+        "common/composition/backends.py: the mlir backend's requirement",
     ),
-    Hook("dvm-package", ("torch_npu._inductor.dvm",), "common/backends.py: the dvm backend's requirement"),
+    Hook("dvm-package", ("torch_npu._inductor.dvm",), "common/composition/backends.py: the dvm backend's requirement"),
     Hook(
         "dvm-fusion",
         ("torch_npu._inductor.dvm.mlir_fusion",),
-        "common/provider_loaders.py dvm-provider-loader imports it",
+        "common/composition/provider_loaders.py dvm-provider-loader imports it",
     ),
     Hook(
         "ascendc-package",
         ("torch_npu._inductor.ascendc",),
-        "common/backends.py and provider_loaders.py ascendc-provider-loader import it",
+        "common/composition/backends.py and provider_loaders.py ascendc-provider-loader import it",
     ),
     Hook(
         "ascendc-partition-override",
         ("torch_npu._inductor.ascendc.npu:NPUScheduling.scheduler_should_partition_override",),
-        "common/ascendc_layer.py ascendc-should-partition-hook calls it (scheduler, node, orig_fn) when the backend "
-        "has it",
+        "common/device/ascendc_layer.py ascendc-should-partition-hook calls it (scheduler, node, orig_fn) when the "
+        "backend has it",
         Call(positional=3),
     ),
     Hook(
@@ -132,7 +132,7 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
             "torch_npu._inductor.npu_triton_heuristics:GridExprNpu.from_meta_and_set_numel",
             "torch_npu._inductor.runtime.triton_heuristics:GridExprNpu.from_meta_and_set_numel",
         ),
-        "common/npu_cpp_wrapper.py: the C++ grid of a torch_npu kernel (grid_type GridNpu & co, which torch's "
+        "common/device/npu_cpp_wrapper.py: the C++ grid of a torch_npu kernel (grid_type GridNpu & co, which torch's "
         "heuristics do not define), as torch_npu's own C++ wrapper builds it",
         Call(positional=4),
     ),

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from npu_inductor_compat import hooks
-from npu_inductor_compat.common.backend_table import BackendChoice, choose
-from npu_inductor_compat.common.backends import backend_plan
+from npu_inductor_compat.common.composition.backend_table import BackendChoice, choose
+from npu_inductor_compat.common.composition.backends import backend_plan
 from npu_inductor_compat.dispatch import refuse_a_foreign_line, resolve
 from npu_inductor_compat.lines import LineChoice
 from npu_inductor_compat.linespec import Plan
@@ -185,7 +185,9 @@ def compiling_with_backend(requested: str | None, source: str) -> Iterator[None]
             yield
 
 
-hooks.set_backend_switch(compiling_with_backend)  # the per-compile option record reaches it here (common/option.py)
+hooks.set_backend_switch(
+    compiling_with_backend
+)  # the per-compile option record reaches it here (common/composition/option.py)
 
 
 class DeactivateDuringCompile(RuntimeError):

@@ -65,7 +65,7 @@ def _activate_when_the_option_is_first_read(original: Any) -> Any:
 
         # torch.compile validates options when it is called, before any graph exists: the option must exist then.
         if options and OPTION in options and not is_active():
-            from npu_inductor_compat.common.backend_table import normalise
+            from npu_inductor_compat.common.composition.backend_table import normalise
 
             # a bad value is rejected before anything is applied, naming where it came from
             normalise(options[OPTION], f"torch.compile option {OPTION!r}")

@@ -1,6 +1,6 @@
 """What a version module declares: one `LineSpec` as its ``LINE``, checked when the dispatcher loads it.
 
-A version module (v*/__init__.py) builds it with one shared call (``common.compose.line_spec``)."""
+A version module (v*/__init__.py) builds it with one shared call (``common.composition.compose.line_spec``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ from typing import Any
 
 from npu_inductor_compat.patching import Patch
 
-HOW = "a version module declares LINE = compose.line_spec(__name__, ADAPTERS, own_fixes=...) (common/compose.py)"
+HOW = (
+    "a version module declares LINE = compose.line_spec(__name__, ADAPTERS, own_fixes=...)"
+    " (common/composition/compose.py)"
+)
 
 
 class MalformedLineModule(TypeError):
@@ -34,7 +37,9 @@ class LineSpec:
     """One torch line as its version module declares it: everything the dispatcher and activation use."""
 
     name: str  # the module's name in LINES ("v2_12")
-    adapters: Any  # the line's common.adapters.LineAdapters (compat reads only its ``line``; common checks the rest)
+    adapters: (
+        Any  # the line's LineAdapters (common/composition/adapters.py): compat reads its ``line``, common the rest
+    )
     fixes: tuple[Patch, ...]  # every fix record this line applies: the shared ones, then its own
 
 

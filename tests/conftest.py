@@ -206,7 +206,7 @@ def _fake_interface() -> type:
 @pytest.fixture
 def fake_provider() -> Iterator[Any]:
     """A device provider standing in for torch_npu (no device is created; only the Inductor side is patched)."""
-    from npu_inductor_compat.common import providers
+    from npu_inductor_compat.common.composition import providers
 
     provider = providers.DeviceProvider(
         name="test-fake",
@@ -242,7 +242,8 @@ def adapters() -> Any:
 
 
 def _all_records(provider: Any) -> list[Any]:
-    from npu_inductor_compat.common import device_layer, layers
+    from npu_inductor_compat.common.composition import layers
+    from npu_inductor_compat.common.device import device_layer
     from npu_inductor_compat.registry import fix_records
 
     adapters = running_adapters()

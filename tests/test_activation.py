@@ -9,7 +9,7 @@ import pytest
 
 import npu_inductor_compat
 from npu_inductor_compat import activation
-from npu_inductor_compat.common import device_layer
+from npu_inductor_compat.common.device import device_layer
 from npu_inductor_compat.patching import Change, Patch, PatchError, constant
 
 
@@ -20,7 +20,7 @@ def applied_ids() -> set[str]:
 def test_without_a_provider_only_torch_side_records_apply_and_the_skip_is_explained(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from npu_inductor_compat.common import providers
+    from npu_inductor_compat.common.composition import providers
 
     monkeypatch.setattr(providers, "torch_npu_installed", lambda: False)
     report = npu_inductor_compat.activate()
@@ -120,13 +120,13 @@ def test_failure_at_each_position_of_activation_leaves_torch_as_it_was(
 def test_failed_switch_keeps_the_previous_activation_exactly(
     fake_provider: Any, torch_state: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npu_inductor_compat.common import layers
+    from npu_inductor_compat.common.composition import layers
 
     real_ascendc = layers.LAYERS["ascendc"]
     monkeypatch.setitem(
         layers.LAYERS, "ascendc", lambda provider, adapters: (*real_ascendc(provider, adapters), _failing_record(0))
     )
-    monkeypatch.setattr("npu_inductor_compat.common.backends.requirement_problems", lambda backend: [])
+    monkeypatch.setattr("npu_inductor_compat.common.composition.backends.requirement_problems", lambda backend: [])
     npu_inductor_compat.activate()
     during = torch_state.snapshot()
     with pytest.raises(PatchError):

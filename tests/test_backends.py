@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import npu_inductor_compat
-from npu_inductor_compat.common import ascendc_layer, backend_table, backends, triton_layers
+from npu_inductor_compat.common.composition import backend_table, backends
+from npu_inductor_compat.common.device import ascendc_layer, triton_layers
 
 CONFIG_IDS = {"npu-backend-option", "npu-backend-per-compile"}
 DEVICE_IDS = {
@@ -162,7 +163,7 @@ def test_without_a_device_provider_every_way_to_choose_triton_skips_the_same(
 ) -> None:
     """One rule however the backend was chosen: no device provider skips the device and backend layers with the
     reason in the report (it used to be an ImportError for an explicit choice only)."""
-    from npu_inductor_compat.common import providers
+    from npu_inductor_compat.common.composition import providers
 
     previous = providers.set_provider(None)
     monkeypatch.setattr(providers, "torch_npu_installed", lambda: False)
@@ -214,7 +215,7 @@ def test_without_triton_every_way_to_choose_triton_skips_the_same(
 def test_without_a_device_provider_a_missing_provider_package_is_still_an_import_error(
     backend: str, package: str, how: str, torch_state: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npu_inductor_compat.common import providers
+    from npu_inductor_compat.common.composition import providers
 
     previous = providers.set_provider(None)
     monkeypatch.setattr(providers, "torch_npu_installed", lambda: False)

@@ -1,5 +1,5 @@
-"""The fix registry (common/fix_registry.py): every module of common/fixes/ is found without a list, in apply order;
-a module that declares nothing, or two that change one target without saying which goes first, is refused."""
+"""The fix registry (common/composition/fix_registry.py): every module of common/fixes/ is found without a list, in
+apply order; a module that declares nothing, or two that change one target with no order said, is refused."""
 
 from __future__ import annotations
 
@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from npu_inductor_compat.common import fix_registry
-from npu_inductor_compat.common.fix_registry import FixDeclarationError, apply_order, records_of, shared_fixes
+from npu_inductor_compat.common.composition import fix_registry
+from npu_inductor_compat.common.composition.fix_registry import (
+    FixDeclarationError,
+    apply_order,
+    records_of,
+    shared_fixes,
+)
 from npu_inductor_compat.dispatch import load_line
 from npu_inductor_compat.lines import LINES
 from npu_inductor_compat.patching import Change, Patch
@@ -42,7 +47,7 @@ def _package(root: Path, modules: dict[str, str], monkeypatch: pytest.MonkeyPatc
 
 def test_every_line_applies_every_module_of_the_folder() -> None:
     """Each line's LINE starts with the registry's records, module by module in apply order."""
-    folder = Path(fix_registry.__file__).parent / "fixes"
+    folder = Path(fix_registry.__file__).parents[1] / "fixes"
     on_disk = sorted(path.stem for path in folder.glob("*.py") if not path.name.startswith("_"))
     modules = fix_registry.fix_modules()
     assert sorted(module.__name__.rpartition(".")[2] for module in modules) == on_disk

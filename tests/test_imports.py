@@ -407,7 +407,7 @@ CUT_EDGES: dict[str, tuple[tuple[str, str], ...]] = {
         ("wheel_records", "ttir_check"),
     ),
     "the option record reaches the backend switch through hooks, not by importing activation": (
-        ("common:option", "compat:activation"),
+        ("common:composition.option", "compat:activation"),
     ),
 }
 

@@ -1,4 +1,4 @@
-"""Kernel launch metadata (common/kernel_metadata.py): both metadata shapes, defaults, the sizes derived from it,
+"""Kernel launch metadata (common/device/kernel_metadata.py): both metadata shapes, defaults, the sizes derived from it,
 and fuzzing: wrong types, negatives and huge values are clear errors, never values."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from npu_inductor_compat.common.kernel_metadata import (
+from npu_inductor_compat.common.device.kernel_metadata import (
     LIMITS,
     MODE,
     KernelLaunchMetadata,
@@ -140,7 +140,7 @@ anything = st.one_of(
 def test_whatever_the_metadata_the_launch_text_only_carries_validated_values(fields: dict[str, Any]) -> None:
     """Fuzzed metadata either fails validation or renders a launch whose every number came from a validated field
     (the renderer is fed only KernelLaunchMetadata; this checks nothing else leaks into the C++)."""
-    from npu_inductor_compat.common.npu_launch import render_launch
+    from npu_inductor_compat.common.device.npu_launch import render_launch
 
     try:
         meta = read_launch_metadata("k", fields)
@@ -175,7 +175,7 @@ class _HostileInt(int):
 
 def test_subclasses_reach_the_launch_text_as_plain_values() -> None:
     """A str or int subclass passes the type checks, but its own formatting never reaches the C++."""
-    from npu_inductor_compat.common.npu_launch import render_launch
+    from npu_inductor_compat.common.device.npu_launch import render_launch
 
     meta = read_launch_metadata("k", {"mix_mode": _Hostile("aiv"), "workspace_size": _HostileInt(64)})
     assert type(meta.mix_mode) is str and type(meta.workspace_size) is int
@@ -226,7 +226,11 @@ def test_the_unified_buffer_size_fits_acls_uint32(value: Any) -> None:
 
 
 def test_params_without_recorded_metadata_are_an_error_naming_the_kernel_never_zeros() -> None:
-    from npu_inductor_compat.common.kernel_metadata import FIELDS, LaunchMetadataMissing, read_saved_launch_metadata
+    from npu_inductor_compat.common.device.kernel_metadata import (
+        FIELDS,
+        LaunchMetadataMissing,
+        read_saved_launch_metadata,
+    )
 
     params = {"mangled_name": "triton_poi_0", "def_args": []}  # what upstream's save_gpu_kernel stores alone
     with pytest.raises(LaunchMetadataMissing, match=r"kernel 'triton_poi_0': its launch metadata was never recorded"):

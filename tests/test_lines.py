@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from npu_inductor_compat import activation, dispatch, lines, registry
-from npu_inductor_compat.common import compose
-from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.composition import compose
+from npu_inductor_compat.common.composition.adapters import LineAdapters
 from npu_inductor_compat.linespec import MalformedLineModule
 from npu_inductor_compat.patching import Journal
 

@@ -67,7 +67,7 @@ GENERATE = """
 import json, os, sys, torch
 import torch._inductor.config as inductor_config
 from npu_inductor_compat.activation import activate
-from npu_inductor_compat.common import providers
+from npu_inductor_compat.common.composition import providers
 from npu_inductor_compat.tools.simulated.npu import device
 from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 from npu_inductor_compat.tools.simulated.codegen.headers import cpp_source
@@ -192,7 +192,7 @@ def test_the_header_check_compiles_as_torch_npus_builder_and_names_a_missing_can
 
 
 def test_the_kernel_function_is_looked_up_without_the_mix_mode_triton_ascend_appends() -> None:
-    from npu_inductor_compat.common.npu_cpp_wrapper import kernel_function_name
+    from npu_inductor_compat.common.device.npu_cpp_wrapper import kernel_function_name
 
     # triton-ascend 3.2.0 names a compiled kernel "<kernel> <mix_mode>" (compiler.py _parse_linalg_metadata)
     assert kernel_function_name("triton_poi_fused_0 aiv") == "triton_poi_fused_0"
@@ -204,7 +204,7 @@ def test_the_launch_runtime_is_a_cpp_file_that_compiles_on_its_own(tmp_path: Pat
     the paired torch_npu release's (its own ACL headers included)."""
     import torch
 
-    from npu_inductor_compat.common import npu_launch
+    from npu_inductor_compat.common.device import npu_launch
     from npu_inductor_compat.tools.simulated.codegen import headers
 
     try:
@@ -226,7 +226,7 @@ def test_the_launch_runtime_is_a_cpp_file_that_compiles_on_its_own(tmp_path: Pat
 def test_triton_ascend_switches_read_as_triton_ascend_means_them(
     monkeypatch: pytest.MonkeyPatch, value: str, expected: bool
 ) -> None:
-    from npu_inductor_compat.common.npu_cpp_wrapper import ALL_BLOCKS_PARALLEL_ENV, env_switch
+    from npu_inductor_compat.common.device.npu_cpp_wrapper import ALL_BLOCKS_PARALLEL_ENV, env_switch
 
     monkeypatch.setenv(ALL_BLOCKS_PARALLEL_ENV, value)
     assert env_switch(ALL_BLOCKS_PARALLEL_ENV) is expected
@@ -234,7 +234,7 @@ def test_triton_ascend_switches_read_as_triton_ascend_means_them(
 
 @pytest.mark.parametrize("value", ["yes", "2", "on", "fasle"])
 def test_a_switch_value_triton_ascend_reads_two_ways_is_an_error(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
-    from npu_inductor_compat.common.npu_cpp_wrapper import ALL_BLOCKS_PARALLEL_ENV, NpuLaunchError, env_switch
+    from npu_inductor_compat.common.device.npu_cpp_wrapper import ALL_BLOCKS_PARALLEL_ENV, NpuLaunchError, env_switch
 
     monkeypatch.setenv(ALL_BLOCKS_PARALLEL_ENV, value)
     with pytest.raises(NpuLaunchError, match=f"TRITON_ALL_BLOCKS_PARALLEL='{value}': expected 1 or true"):
@@ -257,7 +257,7 @@ def test_a_switch_value_triton_ascend_reads_two_ways_is_an_error(monkeypatch: py
 def test_without_triton_ascend_or_torch_npu_the_ffts_slot_follows_triton_ascends_rule(
     monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: bool
 ) -> None:
-    from npu_inductor_compat.common import npu_cpp_wrapper
+    from npu_inductor_compat.common.device import npu_cpp_wrapper
 
     for name in ("TRITON_DISABLE_FFTS", "TRITON_ASCEND_ARCH"):
         monkeypatch.delenv(name, raising=False)
@@ -276,7 +276,7 @@ def test_an_installed_triton_ascend_answers_the_ffts_question_itself(
     import importlib.machinery
     import types
 
-    from npu_inductor_compat.common import npu_cpp_wrapper
+    from npu_inductor_compat.common.device import npu_cpp_wrapper
 
     utils = types.ModuleType("triton.backends.ascend.utils")
     utils.__spec__ = importlib.machinery.ModuleSpec("triton.backends.ascend.utils", None)
@@ -296,7 +296,7 @@ def test_force_disable_ffts_is_asked_as_the_installed_triton_ascend_defines_it(
     import importlib.machinery
     import types
 
-    from npu_inductor_compat.common import npu_cpp_wrapper
+    from npu_inductor_compat.common.device import npu_cpp_wrapper
 
     utils = types.ModuleType("triton.backends.ascend.utils")
     utils.__spec__ = importlib.machinery.ModuleSpec("triton.backends.ascend.utils", None)
@@ -315,8 +315,8 @@ def test_force_disable_ffts_is_asked_as_the_installed_triton_ascend_defines_it(
 def test_npu_wrappers_are_built_with_torch_npus_and_acls_libraries(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    from npu_inductor_compat.common.device.npu_cpp_wrapper import NpuLaunchError
     from npu_inductor_compat.common.fixes import cpp_wrapper_launch
-    from npu_inductor_compat.common.npu_cpp_wrapper import NpuLaunchError
 
     def upstream(device_type: str, aot_mode: bool = False, compile_only: bool = False) -> Any:
         return (["D"], ["inc"], ["c"], ["ld"], ["libdir"], ["lib"], ["pass"])

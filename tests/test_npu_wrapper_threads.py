@@ -199,7 +199,7 @@ def runtime_program(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory)
     run(mode, *args, env=...) -> the JSON line RACE_RUN prints."""
     from torch.utils.cpp_extension import include_paths
 
-    from npu_inductor_compat.common import npu_launch
+    from npu_inductor_compat.common.device import npu_launch
     from npu_inductor_compat.tools.simulated.codegen.headers import _cpp_standard
 
     folder = tmp_path_factory.mktemp("runtime_program")

@@ -47,7 +47,7 @@ def test_built_wheel_holds_only_npu_inductor_compat(tmp_path: Path) -> None:
     assert "npu_inductor_compat/__init__.py" in names and "npu_inductor_compat/py.typed" in names
     # the simulated NPU's C++ source is package data: a normal install must be able to build the device
     assert "npu_inductor_compat/tools/simulated/npu/device_ext.cpp" in names
-    assert "npu_inductor_compat/common/npu_launch_runtime.h" in names  # spliced into every NPU C++ wrapper
+    assert "npu_inductor_compat/common/device/npu_launch_runtime.h" in names  # spliced into every NPU C++ wrapper
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
     declared = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "npu_inductor_compat = npu_inductor_compat.autoload:autoload" in declared

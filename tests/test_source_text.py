@@ -75,7 +75,7 @@ def test_no_reference_to_a_file_the_tree_does_not_have() -> None:
 
 
 def test_a_dangling_reference_is_found() -> None:
-    assert dangling("see docs/fixes.md and common/layers.py") == []
+    assert dangling("see docs/fixes.md and common/composition/layers.py") == []
     assert dangling("see docs/nothing.md, DESIGN.md §2 and torch/_inductor/graph.py") == [
         "docs/nothing.md",
         "DESIGN.md",

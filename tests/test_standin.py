@@ -73,8 +73,8 @@ def test_a_second_stand_in_is_refused_and_the_first_is_undone_when_its_block_rai
 
 def test_this_packages_own_look_ups_see_no_torch_npu_and_are_not_recorded() -> None:
     """Activation and the version report behave as without torch_npu while the script has not imported it."""
-    from npu_inductor_compat.common import providers
-    from npu_inductor_compat.common.backend_table import Requirement
+    from npu_inductor_compat.common.composition import providers
+    from npu_inductor_compat.common.composition.backend_table import Requirement
     from npu_inductor_compat.version import installed_versions
 
     with torch_npu_standin() as use:
@@ -89,7 +89,7 @@ def test_this_packages_own_look_ups_see_no_torch_npu_and_are_not_recorded() -> N
 STANDIN_SCRIPT = r"""
 import json, sys, warnings
 import torch
-from npu_inductor_compat.common.backend_table import Requirement
+from npu_inductor_compat.common.composition.backend_table import Requirement
 from npu_inductor_compat.tools.simulated.npu import device
 from npu_inductor_compat.tools.simulated.wheel import standin
 
@@ -196,7 +196,7 @@ ACTIVATION_SCRIPT = r"""
 import json, re, sys
 import torch
 import npu_inductor_compat
-from npu_inductor_compat.common import providers
+from npu_inductor_compat.common.composition import providers
 from npu_inductor_compat.tools.simulated.npu import device
 from npu_inductor_compat.tools.simulated.codegen.capture import capturing
 from npu_inductor_compat.tools.simulated.wheel.standin import torch_npu_standin

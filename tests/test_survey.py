@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from npu_inductor_compat.common.layers import all_layer_ids
+from npu_inductor_compat.common.composition.layers import all_layer_ids
 from npu_inductor_compat.registry import fix_records
 from npu_inductor_compat.targets import Target
 from npu_inductor_compat.tools import wheel_cache

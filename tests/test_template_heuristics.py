@@ -17,7 +17,7 @@ import torch  # noqa: F401  # at collection, while conftest's NPU_INDUCTOR_COMPA
 from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 
 import npu_inductor_compat
-from npu_inductor_compat.common import template_heuristics
+from npu_inductor_compat.common.device import template_heuristics
 from npu_inductor_compat.patching import PatchError
 
 RECORD = "triton-template-heuristics-npu"

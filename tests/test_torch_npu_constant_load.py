@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import torch_npu_codegen_harness as harness  # registered by conftest.py
 
-from npu_inductor_compat.common.cse_steering import generate_steered
+from npu_inductor_compat.common.device.cse_steering import generate_steered
 from npu_inductor_compat.common.fixes.torch_npu_constant_load import CONSTANT_LOAD_RESHAPE, broadcasts_constant_load
 
 RECORD = CONSTANT_LOAD_RESHAPE.id

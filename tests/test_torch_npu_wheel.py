@@ -515,7 +515,10 @@ def test_the_codegen_command_with_this_provider_writes_torch_npus_kernels_and_re
 # lock slots (triton-ascend < 3.6), a mix mode other than the one torch_npu's codegen asks for, and a SIMT parallel
 # mode, so each launch point of docs/npu-launch.md ("How our launch differs from torch_npu's") shows in the C++.
 CPP_METADATA = "workspace_size=64,lock_num=4,lock_init_val=1,mix_mode=aic,parallel_mode=simt"
-OUR_CPP_WRAPPERS = ("CppWrapperNpu", "CppWrapperNpuSplitIncludes")  # in npu_inductor_compat.common.npu_cpp_wrapper
+OUR_CPP_WRAPPERS = (
+    "CppWrapperNpu",
+    "CppWrapperNpuSplitIncludes",
+)  # in npu_inductor_compat.common.device.npu_cpp_wrapper
 # torch_npu's own C++ wrapper alone: without this package's C++ wrapper and without the record that copies the
 # compiler's launch fields into the saved params (torch_npu's autotuner saves what it saves)
 TORCH_NPUS_OWN = ("--without-fix", "cpp-wrapper-workspace-locks", "autotuner-kernel-metadata")
@@ -556,7 +559,7 @@ def test_the_cpp_wrapper_is_ours_and_launches_torch_npus_kernels(
     assert [(graph["status"], graph.get("header_check")) for graph in graphs] == [("ok", header_check)] * 2
     for graph in graphs:  # the line's class: one device include, or the JIT and AOT includes apart (2.13+)
         module, _, name = graph["wrapper_class"].partition(":")
-        assert module == "npu_inductor_compat.common.npu_cpp_wrapper" and name in OUR_CPP_WRAPPERS
+        assert module == "npu_inductor_compat.common.device.npu_cpp_wrapper" and name in OUR_CPP_WRAPPERS
     kernel = graphs[0]["kernels"][0]
     launch = call_wrapper((out / graphs[0]["files"]["wrapper"]).read_text())
     assert 'npu_inductor_compat_rt::load_kernel("' in launch and f'", "{kernel}", "aic", cubin_dir_)' in launch

@@ -3,7 +3,7 @@ split JIT/AOT C++ includes from 2.13. Declares one LINE."""
 
 from __future__ import annotations
 
-from npu_inductor_compat.common import compose
+from npu_inductor_compat.common.composition import compose
 from npu_inductor_compat.v2_12.adapters import ADAPTERS
 
 LINE = compose.line_spec(__name__, ADAPTERS)

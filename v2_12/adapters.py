@@ -1,4 +1,4 @@
-"""torch 2.12.x-2.14.x's answers to the questions common's shared records ask (common/adapters.py)."""
+"""torch 2.12.x-2.14.x's answers to the questions common's shared records ask (common/composition/adapters.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import inspect
 import sys
 from typing import Any
 
-from npu_inductor_compat.common import device_layer, option, template_heuristics, triton_layers
-from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.composition import option
+from npu_inductor_compat.common.composition.adapters import LineAdapters
+from npu_inductor_compat.common.device import device_layer, template_heuristics, triton_layers
 from npu_inductor_compat.common.fixes import cpp_wrapper_launch
 
 

@@ -3,7 +3,7 @@ driven cpp_wrapper two-pass check. Declares one LINE."""
 
 from __future__ import annotations
 
-from npu_inductor_compat.common import compose
+from npu_inductor_compat.common.composition import compose
 from npu_inductor_compat.v2_15.adapters import ADAPTERS
 
 LINE = compose.line_spec(__name__, ADAPTERS)

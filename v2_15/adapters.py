@@ -1,4 +1,4 @@
-"""torch 2.15.x's answers to the questions common's shared records ask (common/adapters.py)."""
+"""torch 2.15.x's answers to the questions common's shared records ask (common/composition/adapters.py)."""
 
 # What makes 2.15 its own line (read off the 2.15.0 wheel): ``DEVICE_TO_ATEN`` is gone (the C++ wrapper calls
 # ``device_to_aten()``, which asks the device's op overrides), and the cpp_wrapper two-pass check asks the device
@@ -10,8 +10,9 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat.common import device_layer, option, triton_layers
-from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.composition import option
+from npu_inductor_compat.common.composition.adapters import LineAdapters
+from npu_inductor_compat.common.device import device_layer, triton_layers
 from npu_inductor_compat.common.fixes import cpp_wrapper_launch
 from npu_inductor_compat.patching import Change
 
@@ -27,7 +28,7 @@ def _device_to_aten_changes(function_wrapper: Callable[[Any], Any]) -> tuple[Cha
 def _op_overrides_name_npu_aten_type() -> bool:
     """device_to_aten() asks the device's op overrides for aten_device_type(); the "npu" overrides (a
     CUDADeviceOpOverrides subclass) inherit "at::kCUDA" unless they answer themselves."""
-    from npu_inductor_compat.common.npu_codegen import NpuDeviceOpOverrides
+    from npu_inductor_compat.common.device.npu_codegen import NpuDeviceOpOverrides
 
     try:
         return bool(NpuDeviceOpOverrides("").aten_device_type() == device_layer.ATEN_DEVICE)

@@ -4,7 +4,7 @@ loaded before registering npu. One LINE."""
 
 from __future__ import annotations
 
-from npu_inductor_compat.common import compose
+from npu_inductor_compat.common.composition import compose
 from npu_inductor_compat.v2_7_1 import flex, inplace
 from npu_inductor_compat.v2_7_1.adapters import ADAPTERS
 

@@ -1,9 +1,10 @@
-"""torch 2.7.x-2.8.x's answers to the questions common's shared records ask (common/adapters.py)."""
+"""torch 2.7.x-2.8.x's answers to the questions common's shared records ask (common/composition/adapters.py)."""
 
 from __future__ import annotations
 
-from npu_inductor_compat.common import device_layer, option, triton_layers
-from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.composition import option
+from npu_inductor_compat.common.composition.adapters import LineAdapters
+from npu_inductor_compat.common.device import device_layer, triton_layers
 from npu_inductor_compat.common.fixes import cpp_wrapper_launch
 
 ADAPTERS = LineAdapters(

@@ -3,7 +3,7 @@ op overrides loaded before registering npu, a precompiled cpp_wrapper header. De
 
 from __future__ import annotations
 
-from npu_inductor_compat.common import compose
+from npu_inductor_compat.common.composition import compose
 from npu_inductor_compat.v2_9.adapters import ADAPTERS
 
 LINE = compose.line_spec(__name__, ADAPTERS)

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
-from npu_inductor_compat.common.adapters import LineAdapters
-from npu_inductor_compat.common.npu_launch import NPU_WRAPPER_HEADER
+from npu_inductor_compat.common.composition.adapters import LineAdapters
+from npu_inductor_compat.common.device.npu_launch import NPU_WRAPPER_HEADER
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 DEVICE = "npu"
@@ -30,7 +30,7 @@ def store_launch_metadata(kernel: str, launcher: Any) -> None:
     """Copy ``launcher.bin.metadata``'s launch fields (validated) into the params saved for ``kernel``."""
     from torch._inductor.codecache import CudaKernelParamCache
 
-    from npu_inductor_compat.common.kernel_metadata import read_launch_metadata
+    from npu_inductor_compat.common.device.kernel_metadata import read_launch_metadata
 
     params = CudaKernelParamCache.get(kernel)
     if params is None:
@@ -120,8 +120,8 @@ AUTOTUNER_KERNEL_METADATA = Patch(
 def _replaced_cpp_wrapper(current: Any) -> bool:
     """Whether ``current`` is a triton-family NPU C++ wrapper this fix replaces: none, the placeholder, or the
     triton C++ wrapper the active device provider declares (torch_npu's). Other backends' wrappers stay."""
-    from npu_inductor_compat.common.npu_codegen import NpuCppWrapperPending
-    from npu_inductor_compat.common.providers import active_provider
+    from npu_inductor_compat.common.composition.providers import active_provider
+    from npu_inductor_compat.common.device.npu_codegen import NpuCppWrapperPending
 
     if current is None or (isinstance(current, type) and issubclass(current, NpuCppWrapperPending)):
         return True
@@ -200,7 +200,7 @@ def torch_npu_home() -> Any:
     import os
     from pathlib import Path
 
-    from npu_inductor_compat.common.npu_cpp_wrapper import NpuLaunchError
+    from npu_inductor_compat.common.device.npu_cpp_wrapper import NpuLaunchError
 
     explicit = os.environ.get(TORCH_NPU_HOME_ENV)
     if explicit:
@@ -275,14 +275,14 @@ def _precompiling_the_common_header(original: Callable[..., Any]) -> Callable[..
 # CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: the lines up to 2.11 (v2_7_1, v2_9)
 def npu_cpp_wrapper() -> type:
     """The NPU C++ wrapper for lines whose Inductor asks for one device include (up to 2.12)."""
-    from npu_inductor_compat.common.npu_cpp_wrapper import CppWrapperNpu
+    from npu_inductor_compat.common.device.npu_cpp_wrapper import CppWrapperNpu
 
     return CppWrapperNpu
 
 
 def npu_cpp_wrapper_split_includes() -> type:
     """The NPU C++ wrapper for lines whose Inductor asks for the JIT and AOT includes separately (from 2.13)."""
-    from npu_inductor_compat.common.npu_cpp_wrapper import CppWrapperNpuSplitIncludes
+    from npu_inductor_compat.common.device.npu_cpp_wrapper import CppWrapperNpuSplitIncludes
 
     return CppWrapperNpuSplitIncludes
 

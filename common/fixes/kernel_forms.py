@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat.common.layer_shared import DEVICE
+from npu_inductor_compat.common.device.layer_shared import DEVICE
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
-from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.composition.adapters import LineAdapters
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 LOWERINGS = "torch._inductor.lowering:lowerings"

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
-from npu_inductor_compat.common.cse_steering import generate_steered
+from npu_inductor_compat.common.device.cse_steering import generate_steered
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 INDEX_KERNEL_LOAD = torch_npu_names.qualname("index-kernel-load")

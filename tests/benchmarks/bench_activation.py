@@ -24,7 +24,7 @@ FIRST_USE = """
 import statistics, time
 import torch
 import npu_inductor_compat
-from npu_inductor_compat.common import providers
+from npu_inductor_compat.common.composition import providers
 from npu_inductor_compat.tools.simulated.npu import device
 
 device.setup()

@@ -74,7 +74,7 @@ def mm_graph(x: Any, w: Any) -> Any:
 
 def direct_launch() -> None:
     """The launch as generated before the task queue: the same statements, run on the calling thread."""
-    from npu_inductor_compat.common import npu_cpp_wrapper
+    from npu_inductor_compat.common.device import npu_cpp_wrapper
 
     queued = npu_cpp_wrapper.render_launch
 
@@ -91,7 +91,7 @@ def direct_launch() -> None:
 def launch_before_the_queue() -> None:
     """The whole launch as generated before the task queue: direct, without the launch guard, and with each lock
     image looked up under the images' lock and copied after it was released."""
-    from npu_inductor_compat.common import npu_cpp_wrapper
+    from npu_inductor_compat.common.device import npu_cpp_wrapper
 
     direct_launch()
     direct = npu_cpp_wrapper.render_launch
@@ -199,7 +199,7 @@ def main() -> None:
     import torch._inductor.config as inductor_config
 
     from npu_inductor_compat.activation import activate
-    from npu_inductor_compat.common import providers
+    from npu_inductor_compat.common.composition import providers
     from npu_inductor_compat.tools.simulated.codegen.kernel_params import simulated_metadata
     from npu_inductor_compat.tools.simulated.npu import device
 

@@ -45,9 +45,9 @@ def launcher_answers(driver: Any, metadata: dict[str, Any]) -> dict[str, Any]:
 
 
 def our_answers(metadata: dict[str, Any]) -> dict[str, Any]:
-    from npu_inductor_compat.common import npu_cpp_wrapper
-    from npu_inductor_compat.common.kernel_metadata import read_launch_metadata
-    from npu_inductor_compat.common.npu_launch import ArgField, ordered_init, render_launch
+    from npu_inductor_compat.common.device import npu_cpp_wrapper
+    from npu_inductor_compat.common.device.kernel_metadata import read_launch_metadata
+    from npu_inductor_compat.common.device.npu_launch import ArgField, ordered_init, render_launch
 
     meta = read_launch_metadata("k", metadata)
     ffts, reason = npu_cpp_wrapper.ffts_decision()

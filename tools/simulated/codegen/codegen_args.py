@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from npu_inductor_compat.common import kernel_metadata
+from npu_inductor_compat.common.device import kernel_metadata
 from npu_inductor_compat.tools.simulated.codegen.output import Output, UsageError, prepare_output
 
 USAGE_ERROR = 2
@@ -181,7 +181,7 @@ TEXT_KEYS = ("mix_mode", "parallel_mode")
 def parse_kernel_metadata(text: str) -> dict[str, Any]:
     """``key=value,...`` into metadata fields: integers (decimal or 0x hex), true/false, or a mode name;
     validated exactly as real compiler metadata is. Raises ValueError naming what is wrong."""
-    from npu_inductor_compat.common.kernel_metadata import read_launch_metadata
+    from npu_inductor_compat.common.device.kernel_metadata import read_launch_metadata
 
     fields: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
@@ -243,7 +243,7 @@ def parse(argv: Sequence[str]) -> Invocation:
     script = Path(args.script)
     if not script.is_file():
         parser.error(f"SCRIPT {args.script!r} is not a file")
-    from npu_inductor_compat.common import backend_table
+    from npu_inductor_compat.common.composition import backend_table
 
     if args.backend is not None:
         try:
@@ -310,7 +310,7 @@ def _choose_provider(parser: argparse.ArgumentParser, args: argparse.Namespace) 
 
 def _fix_ids(choice: Any) -> set[str]:
     """Every id --without-fix may name: the fixes, the line's layers and the chosen provider's records."""
-    from npu_inductor_compat.common import layers
+    from npu_inductor_compat.common.composition import layers
     from npu_inductor_compat.dispatch import resolve
     from npu_inductor_compat.registry import fix_records
     from npu_inductor_compat.tools.simulated.npu import device

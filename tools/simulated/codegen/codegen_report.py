@@ -226,8 +226,8 @@ def fallback_line(counts: dict[str, int], shown: int = 5) -> str:
 
 def without_fix_notes(ids: Sequence[str], report: dict[str, Any], torch_version: str) -> list[str]:
     """One line per --without-fix ID whose disabling changes nothing on this torch (not needed, or not applied)."""
-    from npu_inductor_compat.common.backend_table import BackendChoice
-    from npu_inductor_compat.common.backends import backend_plan
+    from npu_inductor_compat.common.composition.backend_table import BackendChoice
+    from npu_inductor_compat.common.composition.backends import backend_plan
     from npu_inductor_compat.dispatch import resolve
     from npu_inductor_compat.patching import absent_targets
     from npu_inductor_compat.registry import fix_records

@@ -66,7 +66,7 @@ def run(inv: Invocation) -> int:
 def _provider(inv: Invocation, run_stack: ExitStack, progress: Progress) -> tuple[Any, Any] | None:
     """The chosen provider put in place until ``run_stack`` closes: (the torch_npu stand-in's context, torch_npu's
     events or None); None when the provider failed (said on stderr)."""
-    from npu_inductor_compat.common import providers
+    from npu_inductor_compat.common.composition import providers
     from npu_inductor_compat.tools.simulated.npu import device
     from npu_inductor_compat.tools.simulated.wheel.standin import torch_npu_standin
 

@@ -1,6 +1,7 @@
 """The simulated NPU as a device provider: its Dynamo interface, and the records it needs to generate code at all."""
 
-# Runtime code finds it through the provider registry (common/providers.py) while it is set up in this process.
+# Runtime code finds it through the provider registry (common/composition/providers.py) while it is set up in this
+# process.
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import torch
 
-from npu_inductor_compat.common.providers import DeviceProvider, register_provider
+from npu_inductor_compat.common.composition.providers import DeviceProvider, register_provider
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 from npu_inductor_compat.tools.simulated.npu import device_interface, device_state
 

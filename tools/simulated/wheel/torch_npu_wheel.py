@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
-from npu_inductor_compat.common.providers import DeviceProvider
+from npu_inductor_compat.common.composition.providers import DeviceProvider
 from npu_inductor_compat.targets import Target
 from npu_inductor_compat.tools.simulated.wheel.wheel_events import EVENTS, Events
 from npu_inductor_compat.tools.simulated.wheel.wheel_records import (
@@ -110,7 +110,7 @@ def wheel_run(
     import torch._inductor.config as inductor_config
     from torch._dynamo import device_interface
 
-    from npu_inductor_compat.common import providers
+    from npu_inductor_compat.common.composition import providers
     from npu_inductor_compat.patching import Journal
     from npu_inductor_compat.tools.simulated.codegen import kernel_params
     from npu_inductor_compat.tools.simulated.npu import device

@@ -135,7 +135,7 @@ def backend_records(release: str) -> tuple[Patch, ...]:
     (:data:`RELEASES`), then torch_npu's Inductor backend loaded (``import torch_npu._inductor``: its registration
     for "npu" and its patches of torch). Applied before this package activates, so activation's probes see
     torch_npu's state; the registries it writes are journaled (torch_npu's patches of torch have no undo)."""
-    from npu_inductor_compat.common.layer_shared import BACKEND_REGISTRIES
+    from npu_inductor_compat.common.device.layer_shared import BACKEND_REGISTRIES
     from npu_inductor_compat.tools.simulated.npu import device_provider
 
     targets = release_targets(release)

@@ -8,16 +8,21 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat.common.adapters import LineAdapters
-from npu_inductor_compat.common.layer_shared import CODEGEN_COMMON, DEVICE, PR_40264, same_wrapper_for_every_consumer
-from npu_inductor_compat.common.lazy_backward import RECORD as LAZY_BACKWARD_RECORD
-from npu_inductor_compat.common.providers import DeviceProvider
+from npu_inductor_compat.common.composition.adapters import LineAdapters
+from npu_inductor_compat.common.composition.providers import DeviceProvider
+from npu_inductor_compat.common.device.layer_shared import (
+    CODEGEN_COMMON,
+    DEVICE,
+    PR_40264,
+    same_wrapper_for_every_consumer,
+)
+from npu_inductor_compat.common.device.lazy_backward import RECORD as LAZY_BACKWARD_RECORD
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 
 def _register_op_overrides(provider: DeviceProvider, adapters: LineAdapters) -> Callable[[Any], Any]:
     def register(register_device_op_overrides: Any) -> None:
-        from npu_inductor_compat.common.npu_codegen import NpuDeviceOpOverrides
+        from npu_inductor_compat.common.device.npu_codegen import NpuDeviceOpOverrides
 
         adapters.before_op_overrides()
         register_device_op_overrides(DEVICE, NpuDeviceOpOverrides(provider.raw_stream_import))

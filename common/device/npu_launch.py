@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from npu_inductor_compat.common.kernel_metadata import CACHE_LINE_BYTES, INT64_BYTES, KernelLaunchMetadata
+from npu_inductor_compat.common.device.kernel_metadata import CACHE_LINE_BYTES, INT64_BYTES, KernelLaunchMetadata
 
 NAMESPACE = "npu_inductor_compat_rt"
 SLOTS_PER_LINE = CACHE_LINE_BYTES // INT64_BYTES

@@ -7,7 +7,7 @@ import importlib
 import pkgutil
 from types import ModuleType
 
-from npu_inductor_compat.common.adapters import LineAdapters
+from npu_inductor_compat.common.composition.adapters import LineAdapters
 from npu_inductor_compat.patching import Patch
 
 PACKAGE = "npu_inductor_compat.common.fixes"

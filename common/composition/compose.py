@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import fields
 
-from npu_inductor_compat.common.adapters import LineAdapters
-from npu_inductor_compat.common.fix_registry import shared_fixes
+from npu_inductor_compat.common.composition.adapters import LineAdapters
+from npu_inductor_compat.common.composition.fix_registry import shared_fixes
 from npu_inductor_compat.linespec import LineSpec, MalformedLineModule, check_spec
 from npu_inductor_compat.patching import Patch
 
@@ -20,7 +20,7 @@ def check_adapters(module_name: str, adapters: object) -> LineAdapters:
         lacking = f"; it lacks {', '.join(missing)}" if missing else ""
         raise MalformedLineModule(
             f"{module_name}: adapters are a {type(adapters).__name__}, not a LineAdapters{lacking} "
-            f"(common/adapters.py; fields: {', '.join(names)})"
+            f"(common/composition/adapters.py; fields: {', '.join(names)})"
         )
     wrong = [
         f"{field.name} is {getattr(adapters, field.name)!r}, not callable"

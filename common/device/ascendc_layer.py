@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat.common.adapters import LineAdapters
-from npu_inductor_compat.common.layer_shared import DEVICE
-from npu_inductor_compat.common.providers import DeviceProvider
+from npu_inductor_compat.common.composition.adapters import LineAdapters
+from npu_inductor_compat.common.composition.providers import DeviceProvider
+from npu_inductor_compat.common.device.layer_shared import DEVICE
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
 

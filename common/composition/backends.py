@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 
-from npu_inductor_compat.common import device_layer, layers, providers
-from npu_inductor_compat.common.adapters import LineAdapters
-from npu_inductor_compat.common.backend_table import (
+from npu_inductor_compat.common.composition import layers, providers
+from npu_inductor_compat.common.composition.adapters import LineAdapters
+from npu_inductor_compat.common.composition.backend_table import (
     BACKEND_ENV,
     BACKENDS,
     DEFAULT_BACKEND,
@@ -26,7 +26,8 @@ from npu_inductor_compat.common.backend_table import (
     BackendChoice,
     choose,
 )
-from npu_inductor_compat.common.option import current_value as current_option_value
+from npu_inductor_compat.common.composition.option import current_value as current_option_value
+from npu_inductor_compat.common.device import device_layer
 from npu_inductor_compat.linespec import Plan
 
 

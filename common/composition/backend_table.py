@@ -42,7 +42,7 @@ class Backend:
     summary: str
     # The packages this backend's codegen comes from: one that is missing is an ImportError.
     providers: tuple[Requirement, ...]
-    # Layer names, applied in this order after the device layer (see common.layers.LAYERS).
+    # Layer names, applied in this order after the device layer (see common.composition.layers.LAYERS).
     layers: tuple[str, ...]
     # The NPU runtime its layers run on besides the device provider (Triton for the Triton family): without it,
     # as without a device provider, the device and backend layers are skipped with the reason in the report.

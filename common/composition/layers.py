@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from npu_inductor_compat.common.adapters import LineAdapters
-from npu_inductor_compat.common.ascendc_layer import ascendc_layer
-from npu_inductor_compat.common.device_layer import device_layer
-from npu_inductor_compat.common.option import PER_COMPILE_RECORD, option_record
-from npu_inductor_compat.common.provider_loaders import PROVIDER_LOADERS
-from npu_inductor_compat.common.providers import DeviceProvider
-from npu_inductor_compat.common.triton_layers import triton_family_layer, triton_registration_layer
+from npu_inductor_compat.common.composition.adapters import LineAdapters
+from npu_inductor_compat.common.composition.option import PER_COMPILE_RECORD, option_record
+from npu_inductor_compat.common.composition.provider_loaders import PROVIDER_LOADERS
+from npu_inductor_compat.common.composition.providers import DeviceProvider
+from npu_inductor_compat.common.device.ascendc_layer import ascendc_layer
+from npu_inductor_compat.common.device.device_layer import device_layer
+from npu_inductor_compat.common.device.triton_layers import triton_family_layer, triton_registration_layer
 from npu_inductor_compat.patching import Patch
 
 
@@ -39,7 +39,7 @@ LAYERS: dict[str, Layer] = {
 
 def all_layer_ids(adapters: LineAdapters) -> frozenset[str]:
     """Every layer record id, for validating NPU_INDUCTOR_COMPAT_DISABLE (builds records, applies nothing)."""
-    from npu_inductor_compat.common.providers import TORCH_NPU
+    from npu_inductor_compat.common.composition.providers import TORCH_NPU
 
     ids = {record.id for record in config_layer(adapters) + device_layer(TORCH_NPU, adapters)}
     for build in LAYERS.values():

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
-from npu_inductor_compat.common.layer_shared import BACKEND_REGISTRIES, DEVICE, PR_40264
+from npu_inductor_compat.common.device.layer_shared import BACKEND_REGISTRIES, DEVICE, PR_40264
 from npu_inductor_compat.patching import Change, Patch
 from npu_inductor_compat.targets import Target
 

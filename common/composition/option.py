@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from npu_inductor_compat.common.adapters import LineAdapters
-from npu_inductor_compat.common.backend_table import normalise
+from npu_inductor_compat.common.composition.adapters import LineAdapters
+from npu_inductor_compat.common.composition.backend_table import normalise
 from npu_inductor_compat.hooks import compiling_with_backend
 from npu_inductor_compat.npu_graph import graph_uses_npu
 from npu_inductor_compat.patching import Change, Patch, wraps_original
@@ -26,10 +26,10 @@ class _ValidatesBackendName(type):
 
 
 class NpuBackendName(str, metaclass=_ValidatesBackendName):
-    """The value type of the ``npu_backend`` option: a backend name from the table in common.backend_table."""
+    """The value type of the ``npu_backend`` option: a backend name from common.composition.backend_table's table."""
 
 
-# ------------------------------------------------------------------- line variants (chosen in common/adapters.py)
+# ------------------------------------------------------- line variants (chosen in common/composition/adapters.py)
 # CAN REMOVE when MIN_SUPPORTED >= (2, 12) [next]: the lines up to 2.11 (v2_7_1, v2_9)
 def config_entry_unnamed(default: Any, value_type: type, name: str) -> Any:
     """Lines up to 2.11: ``_ConfigEntry(config)``. ``_Config`` takes keywords (keyword-only from 2.10)."""

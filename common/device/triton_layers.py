@@ -12,16 +12,16 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from npu_inductor_compat.common import template_heuristics
-from npu_inductor_compat.common.adapters import LineAdapters
-from npu_inductor_compat.common.layer_shared import (
+from npu_inductor_compat.common.composition.adapters import LineAdapters
+from npu_inductor_compat.common.composition.providers import DeviceProvider
+from npu_inductor_compat.common.device import template_heuristics
+from npu_inductor_compat.common.device.layer_shared import (
     BACKEND_REGISTRIES,
     CODEGEN_COMMON,
     DEVICE,
     PR_40264,
     same_wrapper_for_every_consumer,
 )
-from npu_inductor_compat.common.providers import DeviceProvider
 from npu_inductor_compat.patching import Change, Patch, constant, wraps_original
 
 # Modules that bound has_triton by name at import; the name they look up must be replaced too.
@@ -177,8 +177,8 @@ def benchmarker_registry_has_npu() -> bool:
 
 
 def template_heuristics_record(adapters: LineAdapters) -> Patch:
-    """triton-template-heuristics-npu: "npu" in Inductor's template heuristic registry (common/template_heuristics.py
-    says what it gets and why)."""
+    """triton-template-heuristics-npu: "npu" in Inductor's template heuristic registry
+    (common/device/template_heuristics.py says what it gets and why)."""
     module = adapters.template_heuristic_registry
     target = module or template_heuristics.FIRST_REGISTRY_MODULE
     probe: Callable[[], bool] = functools.partial(template_heuristics.registry_answers_npu, target)
@@ -286,7 +286,7 @@ def triton_family_layer(provider: DeviceProvider, adapters: LineAdapters) -> tup
 
 def triton_registration_layer(provider: DeviceProvider, adapters: LineAdapters) -> tuple[Patch, ...]:
     def register(register_backend_for_device: Any) -> None:
-        from npu_inductor_compat.common.npu_codegen import default_codegen_classes
+        from npu_inductor_compat.common.device.npu_codegen import default_codegen_classes
 
         classes = provider.codegen_classes() if provider.codegen_classes else default_codegen_classes()
         scheduling, wrapper, cpp_wrapper = classes

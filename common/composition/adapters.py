@@ -1,9 +1,9 @@
 """The typed interface between common's shared mechanisms and the running torch line."""
 
 # ``common`` never imports a version module. Each version module (the composition root) builds one `LineAdapters`
-# with its own answers and hands it to common's record builders (`common.compose`). A field exists here only where
-# torch lines really differ for a shared record; a difference inside one line stays a probe in that line's module,
-# with its compat tag and removal plan.
+# with its own answers and hands it to common's record builders (`common.composition.compose`). A field exists here
+# only where torch lines really differ for a shared record; a difference inside one line stays a probe in that line's
+# module, with its compat tag and removal plan.
 
 from __future__ import annotations
 

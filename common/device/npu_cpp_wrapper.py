@@ -20,8 +20,14 @@ from torch._inductor.codegen.common import DeviceOpOverrides
 from torch._inductor.codegen.cpp_utils import cexpr
 from torch._inductor.virtualized import V
 
-from npu_inductor_compat.common.kernel_metadata import read_saved_launch_metadata
-from npu_inductor_compat.common.npu_launch import NAMESPACE, NPU_WRAPPER_HEADER, ArgField, render_launch, runtime_source
+from npu_inductor_compat.common.device.kernel_metadata import read_saved_launch_metadata
+from npu_inductor_compat.common.device.npu_launch import (
+    NAMESPACE,
+    NPU_WRAPPER_HEADER,
+    ArgField,
+    render_launch,
+    runtime_source,
+)
 
 # How triton-ascend passes scalar kernel arguments (by signature): sub-32-bit floats travel as float, i1 as int32.
 SIGNATURE_CTYPES = {
@@ -137,7 +143,7 @@ def ffts_decision() -> tuple[bool, str]:
         asked = "force_disable_ffts(arch)" if takes_arch else "force_disable_ffts()"
         return answer, f"triton-ascend's is_ffts_supported() and {asked}"
     from npu_inductor_compat.common import torch_npu_names
-    from npu_inductor_compat.common.providers import TORCH_NPU, active_provider
+    from npu_inductor_compat.common.composition.providers import TORCH_NPU, active_provider
 
     if active_provider() is TORCH_NPU:
         try:

@@ -1,0 +1,1 @@
+"""How a line is put together: adapters, line specs, backends, providers, the option and the fix registry."""
