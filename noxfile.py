@@ -171,11 +171,13 @@ def typecheck(session: nox.Session) -> None:
     )
     session.run("mypy", "-p", "npu_inductor_compat")
     session.run("mypy", "noxfile.py")
+    # the dev scripts run on the session's Python, like the tests (tomllib: 3.11)
+    session.run("mypy", "--python-version", "3.11", *sorted(str(path) for path in Path("dev").glob("*.py")))
 
 
 @nox.session
 def retire_oldest(session: nox.Session) -> None:
-    """Retiring the oldest line is deleting its folder: in a copy of the tree (tools/retire.py: its folder, its LINES
+    """Retiring the oldest line is deleting its folder: in a copy of the tree (dev/retire.py: its folder, its LINES
     row and README columns, what its CAN REMOVE tags name; runtime code only it used fails), then lint, typecheck
     and the fast tier, `once` tests included, on the next core line's torch. The checkout is never changed."""
     import tempfile
@@ -184,7 +186,7 @@ def retire_oldest(session: nox.Session) -> None:
     with tempfile.TemporaryDirectory(prefix="retire-oldest-") as work:  # not under .nox, which ruff excludes
         copy = Path(work) / "tree"
         # (--every-line: each later retirement too, torch-free: untagged code, due tags left, files that break)
-        session.run("python", "tools/retire.py", "--every-line", ".", str(copy))
+        session.run("python", "dev/retire.py", "--every-line", ".", str(copy))
         with session.chdir(copy):
             session.run("ruff", "check", ".")
             session.run("ruff", "format", "--check", ".")
@@ -220,7 +222,7 @@ def matrix(session: nox.Session) -> None:
             fixes = (f"{venv}/bin/python", "-m", "npu_inductor_compat", "fixes", "--json", "--out", path)
             session.run(*fixes, "--provider", "torch_npu-wheel", external=True)
             with_torch_npu.append(path)
-    render = (f"{venv}/bin/python", "-m", "npu_inductor_compat.matrix")
+    render = (f"{venv}/bin/python", "dev/matrix.py")
     session.run(*render, *results, "--out", "fixes_matrix.md", external=True)
     session.run(*render, *with_torch_npu, "--out", "torch_npu_matrix.md", external=True)
 

@@ -7,14 +7,13 @@ import re
 from pathlib import Path
 
 import pytest
+import retire
+from import_graph import folder_packages
 
-from npu_inductor_compat.lines import LINES, MIN_SUPPORTED, NEWEST_TESTED
-from npu_inductor_compat.tools import retire
+from npu_inductor_compat.lines import MIN_SUPPORTED, NEWEST_TESTED
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("compat", "common", "tools", *(line.module for line in LINES))
-# (tools/retire.py describes the tag's syntax rather than carrying tags)
-SOURCES = [path for folder in FOLDERS for path in (ROOT / folder).rglob("*.py") if path.name != "retire.py"]
+SOURCES = [path for folder in folder_packages(ROOT) for path in (ROOT / folder).rglob("*.py")]
 COMPAT = re.compile(r"COMPAT\(>= (\d+)\.(\d+)\): \S")
 REMOVE = re.compile(r"CAN REMOVE when MIN_SUPPORTED >= \((\d+), (\d+)\) \[(\w+)\]: \S")
 pytestmark = pytest.mark.once  # the source read as text: nothing here depends on torch's Inductor

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import matrix
 import pytest
 
 import npu_inductor_compat
-from npu_inductor_compat import matrix
 from npu_inductor_compat.__main__ import fix_rows
 from npu_inductor_compat.registry import fix_records
 

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from import_graph import folder_packages
 
 from npu_inductor_compat.lines import LINES
 
 ROOT = Path(__file__).resolve().parents[1]
 
 LINE_FOLDERS = tuple(line.module for line in LINES)
-SOURCE_FOLDERS = ("compat", "common", "tools", *LINE_FOLDERS)
+SOURCE_FOLDERS = tuple(folder_packages(ROOT))  # pyproject.toml's package-dir
 
 
 @pytest.mark.subprocess
@@ -54,7 +55,9 @@ def test_built_wheel_holds_only_npu_inductor_compat(tmp_path: Path) -> None:
     # a normal install finds the tools' commands and fix providers as the editable one does (test_entry_points.py)
     assert "[npu_inductor_compat.commands]\ncodegen = npu_inductor_compat.tools.commands:codegen\n" in declared
     assert "[npu_inductor_compat.fix_providers]\ntorch_npu-wheel = npu_inductor_compat.tools.commands:" in declared
-    assert not any(name.startswith(tuple(f"{folder}/" for folder in (*SOURCE_FOLDERS, "tests"))) for name in names)
+    assert not any(
+        name.startswith(tuple(f"{folder}/" for folder in (*SOURCE_FOLDERS, "tests", "dev"))) for name in names
+    )
 
 
 @pytest.mark.once

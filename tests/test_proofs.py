@@ -8,9 +8,9 @@ import ast
 import sys
 from pathlib import Path
 
+import matrix
 import pytest
 
-from npu_inductor_compat import matrix
 from npu_inductor_compat.patching import Patch
 from npu_inductor_compat.registry import fix_records
 

@@ -7,8 +7,7 @@ import ast
 from pathlib import Path
 
 import pytest
-
-from npu_inductor_compat.tools import retire
+import retire
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.once  # source read and rewritten as text: nothing here depends on torch's Inductor

@@ -9,8 +9,7 @@ import tokenize
 from pathlib import Path
 
 import pytest
-
-from npu_inductor_compat.tools import retire
+import retire
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.once  # the source read as text: nothing here depends on torch's Inductor

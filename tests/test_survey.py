@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from import_graph import folder_packages
 
 from npu_inductor_compat.common.composition.layers import all_layer_ids
 from npu_inductor_compat.registry import fix_records
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 from npu_inductor_compat.lines import LINES  # noqa: E402
 
 LINE_FOLDERS = tuple(line.module for line in LINES)
-SOURCE_FOLDERS = ("compat", "common", "tools", *LINE_FOLDERS)
+SOURCE_FOLDERS = tuple(folder_packages(ROOT))  # pyproject.toml's package-dir
 
 
 def make_wheel(

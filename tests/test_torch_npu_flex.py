@@ -98,7 +98,7 @@ SCENARIO = ("<!-- flex-scenario:start -->", "<!-- flex-scenario:end -->")
 
 def _readme_cell(row: str, release: str) -> str:
     """The README's flex-scenario cell for ``release`` (the table under the torch_npu matrix)."""
-    from npu_inductor_compat import matrix
+    import matrix
 
     return matrix.parse(matrix.embedded(README.read_text(), *SCENARIO))[release][row]
 

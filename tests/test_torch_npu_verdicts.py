@@ -85,7 +85,7 @@ CHILD = """
         report = activate()
         try:
             found["status"] = {fix["id"]: fix["status"] for fix in report["fixes"]}
-            from npu_inductor_compat import matrix
+            import matrix
             found["cell"] = {fix["id"]: matrix.cell(fix) for fix in report["fixes"]}
             found["column"] = {"torch": report["versions"]["torch"], "line": report["line"]}
             found["save_wrapped"] = hasattr(torch_npu_names.first_defined("autotuner-save-kernel"), "__wrapped__")
@@ -153,7 +153,8 @@ def test_the_flex_verdicts_match_what_torch_npus_loading_did(observed: tuple[str
 def test_the_readmes_torch_npu_matrix_column_for_this_line_is_what_activation_decides(
     observed: tuple[str, dict[str, Any]],
 ) -> None:
-    from npu_inductor_compat import matrix
+    import matrix
+
     from npu_inductor_compat.registry import fix_records
 
     release, found = observed

@@ -1,5 +1,5 @@
 """Retire the oldest torch line in a copy of the source tree: its folder, its LINES row and what its tags name.
-`python tools/retire.py SOURCE COPY` copies SOURCE and retires in the copy; `nox -s retire_oldest` tests it."""
+`python dev/retire.py SOURCE COPY` copies SOURCE and retires in the copy; `nox -s retire_oldest` tests it."""
 
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
-"""The README's architecture picture: the package's import graph (tests/test_imports.py) room by room, as mermaid.
-`python tools/architecture.py [--write] README.md` prints the picture or rewrites the README's copy of it."""
+"""The README's architecture picture: the package's import graph (import_graph.py) room by room, as mermaid.
+`python dev/architecture.py [--write] README.md` prints the picture or rewrites the README's copy of it."""
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from types import ModuleType
+
+import import_graph
 
 START, END = "<!-- architecture:start -->", "<!-- architecture:end -->"
 LINES_NODE = "lines"
@@ -82,27 +82,15 @@ def with_picture(readme: str, picture: str) -> str:
     return f"{head}{START}\n{picture}\n{END}{rest.split(END, 1)[1]}"
 
 
-def import_test(root: Path) -> ModuleType:
-    """tests/test_imports.py of the tree at ``root``: its graph is the picture's source."""
-    path = root / "tests" / "test_imports.py"
-    spec = importlib.util.spec_from_file_location("npu_compat_test_imports", path)
-    if spec is None or spec.loader is None:
-        raise FileNotFoundError(f"no import test at {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def picture_of(root: Path, test: ModuleType) -> str:
-    graph = test.import_graph(root)
-    plugins = test.entry_point_edges(root)
+def picture_of(root: Path) -> str:
+    graph = import_graph.import_graph(root)
+    plugins = import_graph.entry_point_edges(root)
     written = {source: {t for t in targets if (source, t) not in plugins} for source, targets in graph.items()}
-    back = {source: {t for t in targets if test.is_back_edge(source, t)} for source, targets in written.items()}
+    back = {source: {t for t in targets if import_graph.is_back_edge(source, t)} for source, targets in written.items()}
     loaded: dict[str, set[str]] = {}
     for source, target in plugins:
         loaded.setdefault(source, set()).add(target)
-    room = test.folder_of
+    room = import_graph.folder_of
     return render(room_edges(written, room), room_edges(back, room), room_edges(loaded, room))
 
 
@@ -112,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="rewrite the README's picture instead of printing it")
     args = parser.parse_args(argv)
     root = args.readme.resolve().parent
-    picture = picture_of(root, import_test(root))
+    picture = picture_of(root)
     if not args.write:
         print(picture)
         return 0

@@ -1,7 +1,7 @@
 """The fix-by-torch-line matrix: one markdown table from `fixes --json` results of several torch environments."""
 
 # `nox -s matrix` runs `python -m npu_inductor_compat fixes --json` in one venv per torch line, then
-# `python -m npu_inductor_compat.matrix RESULT.json ... --out fixes_matrix.md` prints and writes the table and
+# `python dev/matrix.py RESULT.json ... --out fixes_matrix.md` prints and writes the table and
 # exits 1 when any fix is "missing" or "refused" on any line, or "skipped" because it was not written for that line
 # (a shared record must apply to every line; a line's own record needs a probe that says where upstream has it).
 
@@ -73,7 +73,7 @@ def embedded(readme: str, start: str = START, end: str = END) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m npu_inductor_compat.matrix", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python dev/matrix.py", description=__doc__)
     parser.add_argument("results", nargs="+", type=Path, help="`fixes --json` outputs, one per torch line")
     parser.add_argument("--out", type=Path, default=None, help="also write the table here")
     args = parser.parse_args(argv)
