@@ -71,7 +71,7 @@ LINES_START, LINES_END = "<!-- version-lines:start -->", "<!-- version-lines:end
 
 
 def lines_table() -> str:
-    """The README's version-lines table, generated from LINES (tests/test_lines.py keeps the README in step)."""
+    """docs/fixes.md's version-lines table, generated from LINES (tests/test_lines.py keeps the doc in step)."""
     rows = ["| module | torch | what differs |", "|---|---|---|"]
     for line in LINES:
         first = ".".join(map(str, line.first[:2])) + ".x"

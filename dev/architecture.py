@@ -35,11 +35,15 @@ def render(
     back_edges: Iterable[tuple[str, str]] = (),
     plugins: Iterable[tuple[str, str]] = (),
 ) -> str:
-    """A mermaid flowchart of rooms: the line folders are one node, ``v*/``; a back edge is dashed, and so is an
-    entry point edge (how the roof reaches the tools' commands), named as such."""
+    """A mermaid flowchart of rooms (a room: a path such as ``common/device``): the line folders are one node,
+    ``v*/``; a back edge is dashed, and so is an entry point edge (how the roof reaches the tools' commands)."""
 
-    def node(folder: str) -> str:
-        return LINES_NODE if is_line(folder) else folder
+    rooms: dict[str, str] = {}  # node id -> its room (a path: "common/device")
+
+    def node(room: str) -> str:
+        name = LINES_NODE if is_line(room) else room.replace("/", "_")
+        rooms[name] = room
+        return name
 
     dashed = {(node(a), node(b)) for a, b in back_edges}
     loaded = {(node(a), node(b)) for a, b in plugins} - dashed
@@ -51,13 +55,14 @@ def render(
         if name in named:
             return name
         named.add(name)
-        return f'{name}["{LABELS.get(name, name + "/")}"]'
+        return f'{name}["{LABELS.get(name, rooms[name] + "/")}"]'
 
     for source in sorted({a for a, _ in solid}, key=_node_order):  # one line per source: a --> b & c
         targets = sorted((b for a, b in solid if a == source), key=_node_order)
         out.append(f"    {label(source)} --> {' & '.join(label(b) for b in targets)}")
-    for a, b in sorted(loaded):
-        out.append(f"    {label(a)} -. entry points .-> {label(b)}")
+    for source in sorted({a for a, _ in loaded}, key=_node_order):
+        targets = sorted((b for a, b in loaded if a == source), key=_node_order)
+        out.append(f"    {label(source)} -. entry points .-> {' & '.join(label(b) for b in targets)}")
     for a, b in sorted(dashed):
         out.append(f"    {label(a)} -. back edge .-> {label(b)}")
     out.append("```")
@@ -66,7 +71,26 @@ def render(
 
 def _node_order(name: str) -> tuple[int, str]:
     order = ("tools", "roof", LINES_NODE, "common", "compat")
-    return (order.index(name) if name in order else len(order), name)
+    room = name.split("_")[0]
+    return (order.index(room) if room in order else len(order), name)
+
+
+def sub_rooms(graph: Mapping[str, Iterable[str]]) -> Callable[[str], str | None]:
+    """A module's room for the picture: the import test's folder (or the roof), and within common/ and tools/ the
+    deepest sub-package it lives in, two levels at most ("common/device", "tools/simulated/npu")."""
+    packages = {name.rpartition(".")[0] for name in graph}
+
+    def room(name: str) -> str | None:
+        folder = import_graph.folder_of(name)
+        if folder not in ("common", "tools"):
+            return folder
+        parts = name.split(".")
+        for depth in (4, 3):
+            if len(parts) >= depth and ".".join(parts[:depth]) in packages:
+                return "/".join(parts[1:depth])
+        return folder
+
+    return room
 
 
 def embedded(readme: str) -> str:
@@ -90,7 +114,7 @@ def picture_of(root: Path) -> str:
     loaded: dict[str, set[str]] = {}
     for source, target in plugins:
         loaded.setdefault(source, set()).add(target)
-    room = import_graph.folder_of
+    room = sub_rooms(graph)
     return render(room_edges(written, room), room_edges(back, room), room_edges(loaded, room))
 
 

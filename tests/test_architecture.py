@@ -48,6 +48,27 @@ def test_a_new_import_changes_the_picture_and_a_back_edge_is_dashed(tmp_path: Pa
     assert "    common -. back edge .-> lines" in after.splitlines()
 
 
+def test_sub_packages_are_rooms_of_their_own(tmp_path: Path) -> None:
+    """common/'s and tools/'s sub-packages (two levels deep at most) are nodes of their own; a module at a folder's
+    top stays in the folder's room."""
+    files = {
+        "compat/__init__.py": "",
+        "common/__init__.py": "",
+        "common/flex.py": "",
+        "common/device/__init__.py": "",
+        "common/device/launch.py": "from npu_inductor_compat.common import flex\n",
+        "tools/__init__.py": "",
+        "tools/simulated/__init__.py": "",
+        "tools/simulated/npu/__init__.py": "",
+        "tools/simulated/npu/device.py": "from npu_inductor_compat.common.device import launch\n",
+    }
+    lines = architecture.picture_of(_tree(tmp_path, files)).splitlines()[2:-1]
+    assert lines == [
+        '    tools_simulated_npu["tools/simulated/npu/"] --> common_device["common/device/"]',
+        '    common_device --> common["common/"]',
+    ]
+
+
 def test_the_readme_copy_is_replaced_between_its_markers_only() -> None:
     readme = f"top\n{architecture.START}\nold\n{architecture.END}\nbottom\n"
     assert architecture.with_picture(readme, "new") == f"top\n{architecture.START}\nnew\n{architecture.END}\nbottom\n"
