@@ -50,7 +50,7 @@ def choose_line(version: str | None = None) -> LineChoice:
     if release < lines.LINES[0].first:
         raise UnsupportedTorchVersion(
             f"torch {found.text} is older than the oldest supported release "
-            f"{'.'.join(map(str, lines.LINES[0].first))}; supported lines: {supported_lines_text()}"
+            f"{lines.LINES[0].first_text}; supported lines: {supported_lines_text()}"
         )
     for line in lines.LINES:
         if line.covers(release):

@@ -5,56 +5,85 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from packaging.specifiers import Specifier, SpecifierSet
+from packaging.version import Version
+
 from npu_inductor_compat.version import Release, TorchVersion
 
 
 @dataclass(frozen=True)
 class Line:
-    """One version module and the torch releases it serves: ``first <= release < end``."""
+    """One version module and the torch releases it serves, as a packaging specifier set (``>=2.9.0,<2.12.0``: one
+    ``>=`` lower bound, at most one ``<`` upper bound); a release is matched without its pre, dev, post or local."""
 
     module: str
-    first: Release
-    end: Release | None
+    releases: SpecifierSet
     summary: str
 
+    def __post_init__(self) -> None:
+        operators = sorted(spec.operator for spec in self.releases)
+        if operators not in ([">="], ["<", ">="]):
+            raise ValueError(
+                f"{self.module}: releases {str(self.releases)!r} must be '>=X.Y.Z' or '>=X.Y.Z,<X.Y.Z', "
+                f"not operators {operators}"
+            )
+
+    def _bound(self, operator: str) -> Specifier | None:
+        return next((spec for spec in self.releases if spec.operator == operator), None)
+
+    @property
+    def first(self) -> Release:
+        return _release(self.first_text)
+
+    @property
+    def first_text(self) -> str:
+        """The lower bound as written: ``2.7.1``."""
+        lower = self._bound(">=")
+        assert lower is not None  # __post_init__ checked it
+        return lower.version
+
+    @property
+    def end(self) -> Release | None:
+        upper = self._bound("<")
+        return None if upper is None else _release(upper.version)
+
     def covers(self, release: Release) -> bool:
-        return self.first <= release and (self.end is None or release < self.end)
+        return self.releases.contains(Version("{}.{}.{}".format(*release)))
 
     @property
     def span(self) -> str:
-        first = ".".join(map(str, self.first))
-        if self.end is None:
-            return f">= {first}"
-        return f"[{first}, {'.'.join(map(str, self.end))})"
+        """The specifier set, lower bound first: ``>=2.9.0,<2.12.0``."""
+        return ",".join(str(spec) for spec in (self._bound(">="), self._bound("<")) if spec is not None)
+
+
+def _release(text: str) -> Release:
+    major, minor, micro = (*Version(text).release, 0, 0)[:3]
+    return (major, minor, micro)
 
 
 LINES: tuple[Line, ...] = (
     Line(
         "v2_7_1",
-        (2, 7, 1),
-        (2, 9, 0),
+        SpecifierSet(">=2.7.1,<2.9.0"),
         "torch 2.7.x-2.8.x: flex in kernel/flex_attention.py with a plain backward grid (its own two flex fixes); "
         "on 2.7.x an in-place reuse check that trips on removed users; unnamed option entries; built-in op "
         "overrides loaded before npu registers; no precompiled wrapper header",
     ),
     Line(
         "v2_9",
-        (2, 9, 0),
-        (2, 12, 0),
+        SpecifierSet(">=2.9.0,<2.12.0"),
         "torch 2.9.x-2.11.x: flex in kernel/flex/ with symbolic grids; unnamed option entries; built-in op overrides "
         "loaded before npu registers; the cpp_wrapper header is precompiled",
     ),
     Line(
         "v2_12",
-        (2, 12, 0),
-        (2, 15, 0),
+        SpecifierSet(">=2.12.0,<2.15.0"),
         "torch 2.12.x-2.14.x: named (ContextVar) option entries; a per-device benchmarker registry; JIT and AOT C++ "
         "includes asked separately (2.13+)",
     ),
     Line(
         "v2_15",
-        (2, 15, 0),
-        None,
+        SpecifierSet(">=2.15.0"),
         "torch 2.15.x and newer: no DEVICE_TO_ATEN (device_to_aten() asks the op overrides); the cpp_wrapper "
         "two-pass check asks the device",
     ),

@@ -197,6 +197,17 @@ def removals(path: Path, text: str, minimum: tuple[int, int]) -> tuple[set[int],
     return gone, False
 
 
+def _lower_bound(node: ast.expr) -> tuple[int, int]:
+    """X.Y of a LINES row's ``SpecifierSet(">=X.Y.Z,<...")``."""
+    text = ast.literal_eval(node.args[0]) if isinstance(node, ast.Call) and node.args else None
+    found = re.search(r">=\s*(\d+)\.(\d+)", text) if isinstance(text, str) else None
+    if found is None:
+        raise TagError(
+            f'compat/lines.py: a LINES row\'s releases are not SpecifierSet(">=X.Y.Z,..."): {ast.unparse(node)}'
+        )
+    return int(found.group(1)), int(found.group(2))
+
+
 def oldest_line(root: Path) -> tuple[str, tuple[int, int], int, int]:
     """The oldest line's module, the release the next line starts at, and the 0-based lines of its LINES row."""
     source = (root / "compat" / "lines.py").read_text()
@@ -210,8 +221,8 @@ def oldest_line(root: Path) -> tuple[str, tuple[int, int], int, int]:
                 first, second = rows[0], rows[1]
                 assert isinstance(first, ast.Call) and isinstance(second, ast.Call)
                 module = ast.literal_eval(first.args[0])
-                start = ast.literal_eval(second.args[1])
-                return module, (start[0], start[1]), first.lineno - 1, (first.end_lineno or 0) - 1
+                start = _lower_bound(second.args[1])
+                return module, start, first.lineno - 1, (first.end_lineno or 0) - 1
     raise TagError("compat/lines.py has no LINES tuple of Line(...) rows")
 
 
@@ -227,8 +238,12 @@ def own_record_ids(folder: Path) -> set[str]:
     return ids
 
 
+# The files holding tables generated per line (the matrices, the scenarios; docs/fixes.md: the version lines)
+GENERATED_TABLES = ("README.md", "docs/fixes.md")
+
+
 def without_line_in_tables(text: str, module: str, record_ids: set[str]) -> str:
-    """The README's generated tables without the line: its columns (a header naming ``(module)``) and the rows of
+    """A file's generated tables without the line: its columns (a header naming ``(module)``) and the rows of
     the module itself or of its own records (a first cell `` `module` `` or `` `id` ``)."""
     out: list[str] = []
     drop: list[int] = []
@@ -256,9 +271,10 @@ def retire_oldest(root: Path) -> list[str]:
     done = [f"{module}/ (the folder)"]
     record_ids = own_record_ids(root / module)
     shutil.rmtree(root / module)
-    readme = root / "README.md"
-    readme.write_text(without_line_in_tables(readme.read_text(), module, record_ids))
-    done.append(f"README.md: the tables' {module} columns and rows, and its records' rows")
+    for name in GENERATED_TABLES:
+        path = root / name
+        path.write_text(without_line_in_tables(path.read_text(), module, record_ids))
+        done.append(f"{name}: the tables' {module} columns and rows, and its records' rows")
     lines_py = root / "compat" / "lines.py"
     kept = lines_py.read_text().splitlines(keepends=True)
     lines_py.write_text("".join(kept[:first] + kept[last + 1 :]))

@@ -37,7 +37,7 @@ def test_unsupported_torch_is_a_message_and_exit_1(
     monkeypatch.setenv("NPU_INDUCTOR_COMPAT_TORCH_VERSION", "2.6.0")
     assert main(flag) == 1
     captured = capsys.readouterr()
-    oldest = ".".join(map(str, LINES[0].first))
+    oldest = LINES[0].first_text
     assert f"unsupported torch: torch 2.6.0 is older than the oldest supported release {oldest}" in captured.err
     assert "Traceback" not in captured.err + captured.out
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.specifiers import SpecifierSet
 
 from npu_inductor_compat import activation, dispatch, lines, registry
 from npu_inductor_compat.common.composition import compose
@@ -76,7 +77,7 @@ def test_record_lines_default_to_every_line_of_lines(monkeypatch: pytest.MonkeyP
 
     assert DECODING_SPLIT_FROM_DEVICE.lines is None
     assert DECODING_SPLIT_FROM_DEVICE.applies_to() == tuple(line.module for line in lines.LINES)
-    extra = lines.Line("v9_9", (9, 9, 0), None, "synthetic")
+    extra = lines.Line("v9_9", SpecifierSet(">=9.9.0"), "synthetic")
     monkeypatch.setattr(lines, "LINES", (*lines.LINES, extra))
     assert "v9_9" in DECODING_SPLIT_FROM_DEVICE.applies_to()
 
@@ -89,8 +90,8 @@ def _synthetic_line(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     adapters = dataclasses.replace(newest.ADAPTERS, line="v2_99")
     module.LINE = compose.line_spec(module.__name__, adapters)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    last = dataclasses.replace(lines.LINES[-1], end=(2, 99, 0))
-    monkeypatch.setattr(lines, "LINES", (*lines.LINES[:-1], last, lines.Line("v2_99", (2, 99, 0), None, "x")))
+    last = dataclasses.replace(lines.LINES[-1], releases=SpecifierSet(f">={lines.LINES[-1].first_text},<2.99.0"))
+    monkeypatch.setattr(lines, "LINES", (*lines.LINES[:-1], last, lines.Line("v2_99", SpecifierSet(">=2.99.0"), "x")))
     return module
 
 
@@ -209,3 +210,20 @@ def test_the_docs_version_lines_table_is_generated_from_lines() -> None:
     doc = (ROOT / "docs" / "fixes.md").read_text()
     block = doc.split(lines.LINES_START, 1)[1].split(lines.LINES_END, 1)[0]
     assert block.strip() == lines.lines_table()
+
+
+@pytest.mark.parametrize("releases", ["<2.9.0", ">=2.7.1,>=2.8.0", "==2.9.0", ">=2.9.0,<=2.11.9"])
+def test_a_line_whose_releases_are_not_a_lower_and_an_upper_bound_is_refused(releases: str) -> None:
+    with pytest.raises(ValueError, match=r"v9_9: releases .* must be '>=X.Y.Z' or '>=X.Y.Z,<X.Y.Z'"):
+        lines.Line("v9_9", SpecifierSet(releases), "synthetic")
+
+
+def test_a_line_covers_its_releases_as_its_specifier_says() -> None:
+    line = lines.Line("v9_9", SpecifierSet(">=2.9.0,<2.12.0"), "synthetic")
+    assert (line.first, line.end, line.first_text, line.span) == ((2, 9, 0), (2, 12, 0), "2.9.0", ">=2.9.0,<2.12.0")
+    assert [line.covers(release) for release in ((2, 8, 9), (2, 9, 0), (2, 11, 7), (2, 12, 0))] == [
+        False,
+        True,
+        True,
+        False,
+    ]

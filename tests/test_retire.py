@@ -16,11 +16,10 @@ LINES_PY = """
 LINES = (
     Line(
         "v2_7_1",
-        (2, 7, 1),
-        (2, 9, 0),
+        SpecifierSet(">=2.7.1,<2.9.0"),
         "old",
     ),
-    Line("v2_9", (2, 9, 0), None, "new"),
+    Line("v2_9", SpecifierSet(">=2.9.0"), "new"),
 )
 """
 
@@ -38,6 +37,7 @@ def tree(root: Path, files: dict[str, str]) -> Path:
         "v2_9/__init__.py": "",
         "v2_9/adapters.py": "from npu_inductor_compat.common import shared\nUSE = shared.for_every_line\n",
         "README.md": README,
+        "docs/fixes.md": "text\n\n" + README,
     }
     for name, text in {**base, **files}.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -71,6 +71,7 @@ def test_tagged_code_goes_with_the_line_and_nothing_is_left(tmp_path: Path) -> N
     lines_py = (copy / "compat/lines.py").read_text()
     assert "v2_7_1" not in lines_py and 'Line("v2_9"' in lines_py
     assert (copy / "README.md").read_text() == "| module | what |\n|---|---|\n| `v2_9` | new |\n"
+    assert (copy / "docs/fixes.md").read_text() == "text\n\n| module | what |\n|---|---|\n| `v2_9` | new |\n"
 
 
 SCOPES = """import functools
@@ -171,9 +172,10 @@ def test_a_git_checkout_is_never_changed(tmp_path: Path) -> None:
 
 def test_every_line_mode_retires_line_after_line_and_names_what_each_leaves(tmp_path: Path) -> None:
     """Three lines: retiring v2_7_1 then v2_9 each checked; untagged v2_9-only code is named for v2_9."""
+    assert 'Line("v2_9", SpecifierSet(">=2.9.0"), "new"),' in LINES_PY
     lines_py = LINES_PY.replace(
-        'Line("v2_9", (2, 9, 0), None, "new"),',
-        'Line("v2_9", (2, 9, 0), (2, 12, 0), "mid"),\n    Line("v2_12", (2, 12, 0), None, "new"),',
+        'Line("v2_9", SpecifierSet(">=2.9.0"), "new"),',
+        'Line("v2_9", SpecifierSet(">=2.9.0,<2.12.0"), "mid"),\n    Line("v2_12", SpecifierSet(">=2.12.0"), "new"),',
     )
     shared = "# CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: v2_7_1 only\n" + SHARED_UNTAGGED
     source = tree(

@@ -164,7 +164,7 @@ def _another_release() -> str:
     import torch
 
     installed = version.parse_release(torch.__version__)
-    oldest = ".".join(map(str, lines.LINES[0].first))
+    oldest = lines.LINES[0].first_text
     return next(text for text in (oldest, "2.12.1") if version.parse_release(text) != installed)
 
 
@@ -174,7 +174,7 @@ def _a_release_of_another_line() -> str:
     import torch
 
     own = dispatch.choose_line(torch.__version__).line
-    return next(".".join(map(str, line.first)) for line in lines.LINES if line.module != own.module)
+    return next(line.first_text for line in lines.LINES if line.module != own.module)
 
 
 def test_an_override_naming_another_release_warns_once_naming_both_and_the_line(

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from npu_inductor_compat.patching import ABSENT  # a key present on one side only: shown as (absent)
-from npu_inductor_compat.tools.simulated.compare.diff_lines import align, unified
 from npu_inductor_compat.tools.simulated.compare.diff_sources import Construct, Unevaluated
+from npu_inductor_compat.tools.simulated.compare.diff_text import align, unified
 
 
 @dataclass
@@ -124,7 +124,7 @@ class TextDiff:
 
 
 def text_diff(a: str, b: str, context: int, cap: int | None) -> TextDiff:
-    """The line diff of two texts (time linear in their size, see diff_lines.py), its unified form capped."""
+    """The line diff of two texts (time linear in their size, see diff_text.py), its unified form capped."""
     if a == b:
         return TextDiff(0, 0, [], 0)
     a_lines, b_lines = a.splitlines(), b.splitlines()

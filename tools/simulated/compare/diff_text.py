@@ -1,5 +1,5 @@
-"""Two texts' lines aligned in time linear in their size: difflib's matcher within a work cap, else anchored on the
-lines each side holds once, a region still too repetitive shown as one block; the result as unified-diff hunks."""
+"""Two texts aligned by their text lines in time linear in their size: difflib's matcher within a work cap, else
+anchored on the text lines each side holds once (a region still too repetitive: one block); as unified-diff hunks."""
 
 from __future__ import annotations
 
