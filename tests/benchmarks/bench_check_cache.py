@@ -9,15 +9,16 @@ asserts nothing). Run: python tests/benchmarks/bench_check_cache.py [resnet18|co
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
+TESTS = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(TESTS))  # the tests' one codegen harness, as conftest.py loads it
+from npu_compat_test_codegen import run_codegen  # noqa: E402
+
+EXAMPLES = TESTS.parent / "examples"
 CONVNEXT = """
 import torch
 import torch_npu  # noqa: F401
@@ -31,11 +32,12 @@ loss.backward()
 
 
 def run(script: Path, out: Path, cache: Path, flags: list[str]) -> tuple[float, dict]:
-    env = {**os.environ, "NPU_INDUCTOR_COMPAT_KERNEL_VERDICTS": str(cache)}
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--check-kernels"]
+    env = {"NPU_INDUCTOR_COMPAT_KERNEL_VERDICTS": str(cache)}
     start = time.perf_counter()
-    subprocess.run([*command, "--out", str(out), "--quiet", *flags], env=env, check=False, capture_output=True)
-    return time.perf_counter() - start, json.loads((out / "summary.json").read_text())
+    done = run_codegen(script, "--check-kernels", "--quiet", *flags, out=out, provider=None, env=env)
+    if done.summary is None:
+        raise SystemExit(f"codegen wrote no summary (exit {done.returncode}): {done.stderr[-2000:]}")
+    return time.perf_counter() - start, done.summary
 
 
 def main() -> None:

@@ -9,23 +9,26 @@
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
+TESTS = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(TESTS))  # the tests' one codegen harness, as conftest.py loads it
+from npu_compat_test_codegen import run_codegen  # noqa: E402
+
+EXAMPLES = TESTS.parent / "examples"
 
 
 def main() -> None:
     script = sys.argv[1] if len(sys.argv) > 1 else str(EXAMPLES / "flex_attention.py")
-    with tempfile.TemporaryDirectory() as out:
-        command = [sys.executable, "-m", "npu_inductor_compat", "codegen", script, "--check-kernels", "--out", out]
-        command += ["--provider", "stock"]  # stock Inductor's kernels, whatever the default on this torch
-        subprocess.run(command, capture_output=True, text=True, check=False)
-        summary = json.loads((Path(out) / "summary.json").read_text())
+    with tempfile.TemporaryDirectory() as scratch:
+        # stock Inductor's kernels, whatever the default on this torch
+        done = run_codegen(script, "--check-kernels", out=Path(scratch) / "out", provider="stock")
+        summary = done.summary
+        if summary is None:
+            raise SystemExit(f"codegen wrote no summary (exit {done.returncode}): {done.stderr[-2000:]}")
     check = summary["kernel_check"]
     results = [r for graph in summary["graphs"] for rs in graph["kernel_check"].values() for r in rs]
     print(
