@@ -1,12 +1,6 @@
 """Flex attention helpers shared by every torch line, and the flex fix the lines from 2.9 need (on 2.7/2.8 its probe
 finds no flex/ package: not needed)."""
 
-# Inductor's flex kernels pick block sizes and split counts from ``torch.cuda``'s device properties whatever the device
-# (torch 2.7/2.8: the forward/backward/decoding configs; 2.9 and newer: flex decoding's split count). On an NPU host
-# there is no CUDA to ask, and for an NPU the answer must describe the NPU: while such a config is computed for a
-# non-CUDA device, ``torch.cuda``'s two property queries answer from that device's dynamo interface, in that
-# thread only.
-
 from __future__ import annotations
 
 import contextlib
@@ -85,8 +79,12 @@ def cuda_queries_answered_by(device_type: str) -> Iterator[None]:
     """While active, in this thread or context only, torch.cuda.get_device_capability / get_device_properties answer
     for ``device_type`` (requires CUDA_QUERY_CHANGES applied: the record using this must include them).
 
-    Inductor's flex configs ask CUDA for the compute capability and SM count whatever the device; for another
-    device they must describe that device (and on an NPU host there is no CUDA to ask at all).
+    Inductor's flex kernels pick block sizes and split counts from ``torch.cuda``'s device properties (the compute
+    capability and SM count) whatever the device (torch 2.7/2.8: the forward/backward/decoding configs; 2.9 and
+    newer: flex decoding's split count). On an NPU host there is no CUDA to ask, and for another device (an NPU) the
+    answer must describe that device: while such a config is computed for a non-CUDA device
+    (:func:`asking_the_device`), ``torch.cuda``'s two property queries answer from that device's dynamo interface,
+    in that thread only.
     """
     token = _answering_for.set(device_type)
     try:

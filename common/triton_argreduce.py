@@ -1,11 +1,6 @@
 """Triton helpers imported by NPU kernels that torch-npu-looped-argreduce-index rewrote (never by this package):
 argmax/argmin of a block as two single-operand reductions, for triton-ascend."""
 
-# torch's max_with_index/min_with_index (torch/_inductor/runtime/triton_helpers.py) reduce (value, index) in one
-# two-operand tl.reduce. Given the loop-carried accumulators of a looped reduction, triton-ascend's lowering of that
-# reduce returns the lane position instead of the carried index (torch_npu fixed it on v2.10.0 and master by
-# reducing twice). Here: the extremum first, with a combine that keeps one of its inputs (so it equals some lane
-# exactly, and NaN wins, as torch's argmax/argmin rank it), then the least index whose value is that extremum.
 # Importing this module imports triton: only kernel modules import it, in the process that compiles them.
 # Triton reads the parameters' annotations (tl.constexpr) itself, so the others stay unannotated for mypy:
 # mypy: disable-error-code="no-untyped-def,untyped-decorator"
@@ -14,6 +9,11 @@ import triton
 import triton.language as tl
 
 
+# torch's max_with_index/min_with_index (torch/_inductor/runtime/triton_helpers.py) reduce (value, index) in one
+# two-operand tl.reduce. Given the loop-carried accumulators of a looped reduction, triton-ascend's lowering of that
+# reduce returns the lane position instead of the carried index (torch_npu fixed it on v2.10.0 and master by
+# reducing twice). Here: the extremum first, with a combine that keeps one of its inputs (so it equals some lane
+# exactly, and NaN wins, as torch's argmax/argmin rank it), then the least index whose value is that extremum.
 @triton.jit
 def _larger(a, b):
     return tl.where((a > b) | (a != a), a, b)

@@ -1,10 +1,7 @@
 """npu-inductor-compat: torch.compile's Inductor glue for Ascend NPUs, dispatched by the installed torch release."""
 
-# Importing this package applies nothing, sets no environment variable and imports no ``torch._inductor`` module;
-# it imports nothing at all until a name below is used (torch's autoload entry point imports the package on every
-# ``import torch``). ``activate()`` chooses the version module for the installed torch and applies, through one undo
-# journal, the NPU device layer, the selected backend's layers and the fixes that torch release needs;
-# ``deactivate()`` undoes it.
+# Importing this package applies nothing, sets no environment variable and imports no ``torch._inductor`` module
+# (torch's autoload entry point imports the package on every ``import torch``).
 
 from __future__ import annotations
 
@@ -23,7 +20,10 @@ __all__ = [
     "torch_line",
 ]
 
-# public name -> the module defining it, imported on first use
+# public name -> the module defining it, imported on first use: the package imports nothing at all until a name
+# below is used. ``activate()`` chooses the version module for the installed torch and applies, through one undo
+# journal, the NPU device layer, the selected backend's layers and the fixes that torch release needs;
+# ``deactivate()`` undoes it.
 _LAZY = {
     "activate": "npu_inductor_compat.activation",
     "deactivate": "npu_inductor_compat.activation",

@@ -1,17 +1,6 @@
 """Zero-touch activation: torch's device-backend autoload (entry point ``torch.backends``) calls ``autoload()`` at
 the end of ``import torch``, which only *arms* activation; the first graph involving an "npu" tensor activates."""
 
-# Arming is one wrapper on the compile entry Dynamo hands every graph to
-# (``torch._TorchCompileInductorWrapper.__call__``, defined in ``torch/__init__.py``, so arming imports no
-# ``torch._inductor`` module). The first graph that involves an "npu" tensor activates the package, with the backend
-# selected as usual, and so does the first ``torch.compile(..., options={"npu_backend": ...})`` (torch validates
-# options at that call, so the option must exist by then); graphs for other devices pass straight through.
-#
-# Opt out with ``NPU_INDUCTOR_COMPAT_AUTOLOAD=0`` (or torch's own ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``). An explicit
-# ``activate()`` works as before and wins: once active, the hook does nothing; ``deactivate()`` disarms it too.
-# Because activation waits for the first NPU compile, it happens after every autoload entry point (torch_npu's
-# included) has run, whatever order torch loads them in.
-
 from __future__ import annotations
 
 import logging
@@ -86,7 +75,14 @@ def armed() -> bool:
 
 
 def arm() -> None:
-    """Wrap the compile entry and its option check; idempotent, all or nothing."""
+    """Wrap the compile entry and its option check; idempotent, all or nothing.
+
+    Arming is one wrapper on the compile entry Dynamo hands every graph to
+    (``torch._TorchCompileInductorWrapper.__call__``, defined in ``torch/__init__.py``, so arming imports no
+    ``torch._inductor`` module). The first graph that involves an "npu" tensor activates the package, with the
+    backend selected as usual, and so does the first ``torch.compile(..., options={"npu_backend": ...})`` (torch
+    validates options at that call, so the option must exist by then); graphs for other devices pass straight through.
+    """
     import torch
 
     owner = getattr(torch, OWNER)
@@ -120,7 +116,13 @@ def disarm() -> None:
 
 
 def autoload() -> None:
-    """The ``torch.backends`` entry point. Must never break ``import torch``: failures are logged, not raised."""
+    """The ``torch.backends`` entry point. Must never break ``import torch``: failures are logged, not raised.
+
+    Opt out with ``NPU_INDUCTOR_COMPAT_AUTOLOAD=0`` (or torch's own ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``). An explicit
+    ``activate()`` works as before and wins: once active, the hook does nothing; ``deactivate()`` disarms it too.
+    Because activation waits for the first NPU compile, it happens after every autoload entry point (torch_npu's
+    included) has run, whatever order torch loads them in.
+    """
     if not autoload_enabled():
         log.debug("npu_inductor_compat: autoload disabled by %s", AUTOLOAD_ENV)
         return

@@ -1,4 +1,5 @@
-"""Module docstrings of at most 3 lines, everywhere; no reference to a file of this tree that does not exist."""
+"""Module docstrings of at most 3 lines, everywhere, and no essay in comments after them; no reference to a file of
+this tree that does not exist."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import retire
+from import_graph import folder_packages
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.once  # the source read as text: nothing here depends on torch's Inductor
@@ -20,7 +22,7 @@ MAX_DOCSTRING_LINES = 3
 NOT_YET_SHORT: set[str] = set()
 # A path into this tree (a folder of it, then a file with an extension), not preceded by another path part.
 TREE_PATH = re.compile(
-    r"(?<![\w/.-])((?:compat|common|tools|tests|docs|examples|v\d+(?:_\d+)*)/[\w/.-]*\w\.(?:py|md|h|cpp|json|yml))"
+    r"(?<![\w/.-])((?:compat|common|tools|tests|docs|examples|dev|v\d+(?:_\d+)*)/[\w/.-]*\w\.(?:py|md|h|cpp|json|yml))"
 )
 
 
@@ -55,6 +57,44 @@ def test_the_docstring_count_sees_a_long_one() -> None:
     assert docstring_lines('"""One.\n\nTwo.\nThree."""\n') == 4
     assert docstring_lines('"""One.\nTwo.\nThree.\n"""\n') == 3
     assert docstring_lines("x = 1\n") == 0
+
+
+# Comment lines allowed right after a module's docstring: a short note. Prose that explains code sits beside the code
+# it explains (a comment there, a docstring), or in docs/.
+MAX_HEADER_COMMENT_LINES = 4
+
+
+def header_comment_lines(source: str) -> int:
+    """Whole-line comments directly after the module docstring (blank lines between them count as part of it)."""
+    tree = ast.parse(source)
+    first = tree.body[0] if tree.body else None
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and first.end_lineno):
+        return 0
+    count = 0
+    for line in source.splitlines()[first.end_lineno :]:
+        if line.startswith("#"):
+            count += 1
+        elif line.strip():
+            break
+    return count
+
+
+def test_no_module_moves_its_prose_into_comments_after_its_docstring() -> None:
+    """The three-line docstring rule is not met by moving the prose into a comment block right after it (the
+    runtime, the tools and dev/)."""
+    folders = [*folder_packages(ROOT), "dev"]
+    long = {
+        path.relative_to(ROOT).as_posix(): count
+        for folder in folders
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if (count := header_comment_lines(path.read_text())) > MAX_HEADER_COMMENT_LINES
+    }
+    assert long == {}
+
+
+def test_the_header_comment_count_sees_a_long_one() -> None:
+    assert header_comment_lines('"""Doc."""\n\n# one\n#\n# two\n\nimport os\n# not counted\n') == 3
+    assert header_comment_lines("# no docstring\nx = 1\n") == 0
 
 
 def dangling(text: str, paths: bool = True) -> list[str]:

@@ -1,10 +1,5 @@
 """Flex attention on torch 2.7.x-2.8.x for non-CUDA devices: the symbolic backward grid and device-aware configs."""
 
-# torch 2.7/2.8 keep flex in ``torch/_inductor/kernel/flex_attention.py``. Checked in torch_npu's wheels: 2.7.1.post11
-# sets the same symbolic grid on upstream's backward template, and every grid of its own ``NPUTritonTemplate``s
-# (``kernel/flexattention_template.py``: in-loop, compact, sparse-mask, dq and dkdv grids) is already a SymbolicGridFn,
-# so nothing of torch_npu's needs covering; 2.9.0.post9's own flex templates use SymbolicGridFn grids too, and
-# 2.12.0.post3 ships no flex code.
 # Nothing here imports torch until a record is probed or applied.
 
 from __future__ import annotations
@@ -22,6 +17,7 @@ from npu_inductor_compat.common.flex import (
 )
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 
+# torch 2.7/2.8 keep flex in ``torch/_inductor/kernel/flex_attention.py``.
 FLEX_MODULE = "torch._inductor.kernel.flex_attention"  # torch 2.7.x-2.8.x
 FLEX_MODULES = (FLEX_MODULE, "torch._inductor.kernel.flex.flex_attention")  # 2.9 moved it
 CHOICES = "torch._inductor.choices:InductorChoices"
@@ -75,6 +71,10 @@ def backward_grid_is_symbolic() -> bool:
     return template is not None and isinstance(template.grid, SymbolicGridFn)
 
 
+# Checked in torch_npu's wheels: 2.7.1.post11 sets the same symbolic grid on upstream's backward template, and every
+# grid of its own ``NPUTritonTemplate``s (``kernel/flexattention_template.py``: in-loop, compact, sparse-mask, dq and
+# dkdv grids) is already a SymbolicGridFn, so nothing of torch_npu's needs covering; 2.9.0.post9's own flex templates
+# use SymbolicGridFn grids too, and 2.12.0.post3 ships no flex code.
 SYMBOLIC_BACKWARD_GRID = Patch(
     id="flex-backward-symbolic-grid",
     proven_by=(

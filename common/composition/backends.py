@@ -1,17 +1,6 @@
 """Which backend applies (the argument, the option, the variable or the default) and what it needs: the plan of
 layers a line's adapters make for it; the backends themselves are data in backend_table.py."""
 
-# Selection: an explicit ``activate(backend=...)``, else the ``npu_backend`` Inductor option when set, else
-# ``TORCHINDUCTOR_NPU_BACKEND``, else ``triton``. An unknown name is an error listing the valid ones (torch_npu's
-# table silently fell back to Triton on a typo).
-#
-# One rule, however the backend was chosen (the default, the argument, the option or the variable): a missing provider
-# package (the package a backend's codegen comes from: torch-mlir, torch_npu's mlir, dvm and ascendc packages) is an
-# ImportError that names the package, the backend needing it and how to install it — checked before anything is
-# patched (torch_npu's first ascendc loader imported a package that did not exist yet and crashed half-way). A missing
-# NPU runtime (no device provider, i.e. no torch_npu; or no Triton for a Triton-family backend) is not an error: the
-# device and backend layers are skipped, the torch-side records still apply, and the report says why.
-
 from __future__ import annotations
 
 import os
@@ -33,7 +22,12 @@ from npu_inductor_compat.linespec import Plan
 
 def requested_backend(explicit: BackendChoice | None) -> BackendChoice:
     """The backend in the documented order: ``explicit`` (normalised where it entered: the argument, the per-compile
-    option), else the option's value, else the variable, else the default; each read here is normalised here."""
+    option), else the option's value, else the variable, else the default; each read here is normalised here.
+
+    That is: an explicit ``activate(backend=...)``, else the ``npu_backend`` Inductor option when set, else
+    ``TORCHINDUCTOR_NPU_BACKEND``, else ``triton``. An unknown name is an error listing the valid ones (torch_npu's
+    table silently fell back to Triton on a typo).
+    """
     if explicit is not None:
         return explicit
     option = current_option_value()
@@ -69,9 +63,13 @@ def runtime_problems(backend: Backend, provider: providers.DeviceProvider | None
 def backend_plan(explicit: BackendChoice | None, adapters: LineAdapters) -> Plan:
     """The device layer plus the backend's layers, or the reason they cannot be applied.
 
-    The same rule whatever chose the backend: a missing provider package is an ImportError (nothing is patched); a
-    missing NPU runtime (device provider, Triton) leaves only the torch-side records, and the plan says what it
-    skipped and why.
+    One rule, however the backend was chosen (the default, the argument, the option or the variable): a missing
+    provider package (the package a backend's codegen comes from: torch-mlir, torch_npu's mlir, dvm and ascendc
+    packages) is an ImportError that names the package, the backend needing it and how to install it — checked before
+    anything is patched (torch_npu's first ascendc loader imported a package that did not exist yet and crashed
+    half-way). A missing NPU runtime (no device provider, i.e. no torch_npu; or no Triton for a Triton-family backend)
+    is not an error: the device and backend layers are skipped, the torch-side records still apply, and the plan (so
+    the report) says what it skipped and why.
     """
     choice = requested_backend(explicit)
     name, source = choice.name, choice.source

@@ -1,17 +1,5 @@
 """Launch metadata triton-ascend records per compiled kernel, read and validated before it can reach generated C++."""
 
-# Fields (absent means 0 / "" / False): ``workspace_size`` (bytes per block of the grid), ``lock_num`` (int64 lock
-# slots, triton-ascend < 3.6), ``sync_block_lock_layout`` (3.6: packed lock counts, low 32 bits ordered locks, high
-# 32 bits unordered locks), ``lock_init_val`` (falling back to ``lock_init_value``, the name triton-ascend 3.2.0's own
-# driver reads), ``mix_mode`` (e.g. "aiv", "aic", "mix"), ``auto_tile_and_bind_subblock``, the pure-SIMT flag under
-# both names the released lines use (``force_simt_only``; ``is_pure_simt`` in newer triton-ascend), ``parallel_mode``
-# ("simd", "simt", ...), ``compile_on_910_95`` (compiled for the Ascend 910_95 family), ``shared_mem_dynamic_size`` (the
-# dynamic unified-buffer bytes a SIMT kernel compiled for 910_95 is launched with; 216 KiB where the metadata has none,
-# as triton-ascend 3.2.0 launches them) and ``has_auto_blockify_blacklist_op`` (torch_npu: never cap its blocks).
-# Metadata may be an object (``bin.metadata``) or a dict. These values are printed into C++: each is converted to a
-# plain ``int``/``str``/``bool`` first, and anything that is not a non-negative integer in range (or a bool where a
-# flag is meant, an identifier where a mode is meant) is an error naming the kernel and the field.
-
 from __future__ import annotations
 
 import dataclasses
@@ -86,6 +74,19 @@ def _mode(kernel: str, name: str, value: Any, examples: str) -> str:
 
 @dataclass(frozen=True)
 class KernelLaunchMetadata:
+    """A kernel's launch metadata, each field a plain ``int``/``str``/``bool`` (absent means 0 / "" / False).
+
+    ``workspace_size`` (bytes per block of the grid), ``lock_num`` (int64 lock slots, triton-ascend < 3.6),
+    ``sync_block_lock_layout`` (3.6: packed lock counts, low 32 bits ordered locks, high 32 bits unordered locks),
+    ``lock_init_val`` (falling back to ``lock_init_value``, the name triton-ascend 3.2.0's own driver reads),
+    ``mix_mode`` (e.g. "aiv", "aic", "mix"), ``auto_tile_and_bind_subblock``, the pure-SIMT flag under both names the
+    released lines use (``force_simt_only``; ``is_pure_simt`` in newer triton-ascend), ``parallel_mode`` ("simd",
+    "simt", ...), ``compile_on_910_95`` (compiled for the Ascend 910_95 family), ``shared_mem_dynamic_size`` (the
+    dynamic unified-buffer bytes a SIMT kernel compiled for 910_95 is launched with; 216 KiB where the metadata has
+    none, as triton-ascend 3.2.0 launches them) and ``has_auto_blockify_blacklist_op`` (torch_npu: never cap its
+    blocks).
+    """
+
     kernel: str
     workspace_size: int = 0
     lock_num: int = 0
@@ -179,7 +180,12 @@ FIELDS = (
 
 
 def read_launch_metadata(kernel: str, metadata: Any) -> KernelLaunchMetadata:
-    """Validated launch metadata of ``kernel`` from triton-ascend's metadata object or dict."""
+    """Validated launch metadata of ``kernel`` from triton-ascend's metadata object (``bin.metadata``) or dict.
+
+    These values are printed into C++: each is converted to a plain ``int``/``str``/``bool`` first, and anything that
+    is not a non-negative integer in range (or a bool where a flag is meant, an identifier where a mode is meant) is an
+    error naming the kernel and the field.
+    """
     init = _field(metadata, "lock_init_val")
     if init is None:
         init = _field(metadata, "lock_init_value")  # triton-ascend 3.2.0's driver reads this name

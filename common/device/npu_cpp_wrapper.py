@@ -1,12 +1,5 @@
 """This package's NPU C++ wrapper: Inductor's GPU C++ wrapper with every Triton kernel loaded and launched by ACL."""
 
-# Everything but the kernel load and launch is upstream's (argument handling, symbolic grids, memory planning). The
-# per-kernel call wrappers Inductor defers until autotuning is done are re-classed to :class:`NpuTritonCall` just
-# before they are generated (``finalize_prefix``), on every torch line: that is the one override point the lines
-# share (2.7 generates them from ``generate_kernel_call``, 2.8+ from ``_generate_kernel_call_helper``). The launch
-# itself is ``npu_launch.render_launch``, fed by the kernel's launch metadata that ``autotuner-kernel-metadata``
-# stored in its saved params.
-#
 # Imported only when a C++ wrapper is created for "npu" (it imports Inductor).
 
 from __future__ import annotations
@@ -267,6 +260,8 @@ class NpuTritonCall(gpu.DeferredTritonCallWrapper):  # type: ignore[misc]
             prefix.writeline(f"{kernel_var_name} = {NAMESPACE}::load_kernel({binary}, {name}, {mode}, cubin_dir_);")
         prefix.writeline("}")
 
+    # The launch itself is ``npu_launch.render_launch``, fed by the kernel's launch metadata that
+    # ``autotuner-kernel-metadata`` stored in its saved params.
     def generate_launch_kernel(self, prefix: Any, wrapper: Any, kernel_var_name: str, params: dict[str, Any]) -> None:
         triton_meta = params["triton_meta"]
         type_of = dict(zip(params["def_args"], self.arg_types, strict=False))
@@ -298,7 +293,10 @@ class NpuTritonCall(gpu.DeferredTritonCallWrapper):  # type: ignore[misc]
 
 
 class CppWrapperNpu(gpu.CppWrapperGpu):  # type: ignore[misc]
-    """Inductor's GPU C++ wrapper for device "npu", launching through ACL with workspace and sync-block locks."""
+    """Inductor's GPU C++ wrapper for device "npu", launching through ACL with workspace and sync-block locks.
+
+    Everything but the kernel load and launch is upstream's (argument handling, symbolic grids, memory planning).
+    """
 
     def __init__(self) -> None:
         self.npu_ffts, self.npu_ffts_reason = ffts_decision()
@@ -358,6 +356,9 @@ class CppWrapperNpu(gpu.CppWrapperGpu):  # type: ignore[misc]
             self.writeline(f"{expr} = {cexpr(numel_expr)};")
         return gpu.SymbolicCallArg(expr, numel_expr)
 
+    # The per-kernel call wrappers Inductor defers until autotuning is done are re-classed to NpuTritonCall just
+    # before they are generated, on every torch line: that is the one override point the lines share (2.7 generates
+    # them from ``generate_kernel_call``, 2.8+ from ``_generate_kernel_call_helper``).
     def finalize_prefix(self) -> None:
         for call in self._triton_call_wrappers.values():
             if type(call) is gpu.DeferredTritonCallWrapper:

@@ -3,28 +3,6 @@ the launch block."""
 
 # Pure text generation (no torch import), fed only by validated :class:`KernelLaunchMetadata`, so it can be read,
 # golden-tested and fuzzed on its own; ``npu_cpp_wrapper`` places it into Inductor's C++ wrapper.
-#
-# Per launch the block:
-# - counts the grid's blocks (each dimension range-checked before it is narrowed); more than 65535 is an error naming
-#   the kernel and the grid, unless the kernel was compiled for all-blocks-parallel mode, where blockDim is capped at
-#   the device's physical cores (vector cores for "aiv" kernels, AI cores otherwise), asked from ACL at run time;
-# - takes the workspace (``workspace_size`` x the grid's blocks) and the lock buffer from ONE request to torch_npu's
-#   workspace allocator (``at_npu::native::allocate_workspace``), carved in two, so the two can neither alias nor free
-#   each other (see the runtime file for the allocator facts); every size is overflow-checked;
-# - initialises the locks *on the launch stream*: ``aclrtMemsetAsync`` when every byte is the same, otherwise
-#   ``aclrtMemcpyAsync`` from a pinned host image (bounded cache). Never a blocking copy, which could race an earlier
-#   launch still using the recycled block and cannot be captured into an aclgraph;
-# - packs the arguments as triton-ascend's launcher does: ``[ffts_addr,] sync_block_lock, workspace_addr, kernel
-#   arguments..., grid_0, grid_1, grid_2`` (no lock or workspace pointer for pure-SIMT kernels); pointers and 64-bit
-#   scalars 8-aligned, every other scalar 4-aligned;
-# - launches with ``aclrtLaunchKernelWithHostArgs``, passing the dynamic unified-buffer size of SIMT kernels built for
-#   910_95 in the launch config; every ACL return code is checked, and the error names the kernel;
-# - refuses an aclgraph capture of the stream, naming the kernel (the workspace block could be freed under the
-#   captured graph);
-# - does all of that after the block count in work handed to torch_npu's task queue
-#   (``at_npu::native::OpCommand::RunOpApiV2``), so it reaches the stream after the torch_npu ops issued before it,
-#   holding the device's launch guard from the workspace request until the launch is queued (queue off: several
-#   host threads launch at once).
 
 from __future__ import annotations
 
@@ -115,7 +93,28 @@ def render_launch(
     all_blocks_parallel: bool = False,
 ) -> str:
     """The C++ statements that launch ``kernel_var`` on ``stream_`` (of the current device) once ``grid_0..2`` and
-    the argument values are in scope (inside Inductor's per-kernel call wrapper)."""
+    the argument values are in scope (inside Inductor's per-kernel call wrapper).
+
+    Per launch the block:
+
+    - counts the grid's blocks (each dimension range-checked before it is narrowed); more than 65535 is an error
+      naming the kernel and the grid, unless the kernel was compiled for all-blocks-parallel mode, where blockDim is
+      capped at the device's physical cores (vector cores for "aiv" kernels, AI cores otherwise), asked from ACL at
+      run time;
+    - takes the workspace and the lock buffer from one request to torch_npu's workspace allocator and initialises the
+      locks on the launch stream (:func:`_scratch`);
+    - packs the arguments as triton-ascend's launcher does: ``[ffts_addr,] sync_block_lock, workspace_addr, kernel
+      arguments..., grid_0, grid_1, grid_2`` (no lock or workspace pointer for pure-SIMT kernels); pointers and
+      64-bit scalars 8-aligned, every other scalar 4-aligned (:attr:`ArgField.alignment`);
+    - launches with ``aclrtLaunchKernelWithHostArgs``, passing the dynamic unified-buffer size of SIMT kernels built
+      for 910_95 in the launch config; every ACL return code is checked, and the error names the kernel;
+    - refuses an aclgraph capture of the stream, naming the kernel (the workspace block could be freed under the
+      captured graph);
+    - does all of that after the block count in work handed to torch_npu's task queue
+      (``at_npu::native::OpCommand::RunOpApiV2``), so it reaches the stream after the torch_npu ops issued before it,
+      holding the device's launch guard from the workspace request until the launch is queued (queue off: several
+      host threads launch at once).
+    """
     if not _IDENTIFIER.fullmatch(kernel_var):
         raise ValueError(f"kernel variable {kernel_var!r} is not a C++ identifier")
     if not _IDENTIFIER.fullmatch(meta.kernel):
@@ -181,6 +180,15 @@ def render_launch(
 
 
 def _scratch(meta: KernelLaunchMetadata) -> list[str]:
+    """The C++ that takes a launch's workspace and lock buffer and initialises its locks (none for neither).
+
+    The workspace (``workspace_size`` x the grid's blocks) and the lock buffer come from ONE request to torch_npu's
+    workspace allocator (``at_npu::native::allocate_workspace``), carved in two, so the two can neither alias nor free
+    each other (see the runtime file, ``npu_launch_runtime.h``, for the allocator facts); every size is
+    overflow-checked. The locks are initialised *on the launch stream*: ``aclrtMemsetAsync`` when every byte is the
+    same, otherwise ``aclrtMemcpyAsync`` from a pinned host image (bounded cache). Never a blocking copy, which could
+    race an earlier launch still using the recycled block and cannot be captured into an aclgraph.
+    """
     if not (meta.uses_workspace or meta.uses_locks):
         return []
     ns = NAMESPACE

@@ -1,5 +1,16 @@
 """Inductor's template heuristic registry (torch >= 2.9) and the GEMM template heuristics "npu" gets there."""
 
+# Importing this module imports no torch module; the record's callables do, when applied.
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+import types
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
 # Since torch 2.9 the GEMM lowerings ask a registry keyed by (template uid, device type, op name) for the configs of
 # every Triton template they consider (``choices.py``: ``get_mm_configs`` in 2.9-2.11, ``get_ktc`` from 2.12, both
 # calling ``get_template_heuristic``). Nothing registers "npu": each lookup logs an ERROR ("No template heuristic found
@@ -12,9 +23,9 @@
 # ``use_triton_template`` requires ``is_big_gpu`` (2.14.1 ``utils.py:1785-1811``, ``:1877-1890``: at least 68
 # ``multi_processor_count``), which torch_npu sets to the vector core count (40 or 48 on Ascend 910B), so on today's
 # SoCs the registry is not asked; a device or a torch that passes that check is.
-#
-# What "npu" gets: the registrations torch makes for ``"mtia"``, the one Triton device without tuning of its own
-# (``MTIAConfigHeuristic`` is an empty subclass of ``BaseConfigHeuristic``, 2.14.1
+DEVICE = "npu"
+# The device whose template heuristics "npu" mirrors: the registrations torch makes for ``"mtia"``, the one Triton
+# device without tuning of its own (``MTIAConfigHeuristic`` is an empty subclass of ``BaseConfigHeuristic``, 2.14.1
 # ``heuristics/template/triton.py:2126``; its seven registrations at :3613-3669 exist unchanged from 2.9 to 2.15). Those
 # are torch's template mixins over the generic Triton GEMM configs, the same configs CUDA's mm templates use
 # (``CUDAConfigHeuristic`` overrides only flex attention, through ``torch.cuda.get_device_capability``), and what
@@ -23,23 +34,6 @@
 # add TMA, Blackwell and autoheuristic entries only NVIDIA GPUs reach. The GEMM mixins yield configs only under
 # max-autotune (``GemmMaxAutotuneTemplateConfigHeuristics.should_run``), so a default compile still gets the ATen
 # choice alone, as with the fallback; under max-autotune torch's Triton mm/bmm templates are autotuned for "npu".
-# torch_npu 2.14.0 registers no template heuristic: its triton backend replaces the mm, addmm and bmm lowerings with
-# its own templates and configs (``_inductor/kernel/mm.py`` ``_register_npu_inductor_mm``, ``kernel/bmm.py:245``
-# ``_register_npu_inductor_bmm``, called from ``_inductor/__init__.py``), which never ask the registry.
-#
-# Importing this module imports no torch module; the record's callables do, when applied.
-
-from __future__ import annotations
-
-import functools
-import importlib
-import sys
-import types
-from collections.abc import Callable, MutableMapping
-from typing import Any
-
-DEVICE = "npu"
-# The device whose template heuristics "npu" mirrors (see the module docstring).
 GENERIC_DEVICE = "mtia"
 # (template uid, op name) of every template heuristic torch registers for GENERIC_DEVICE (2.9.1 to 2.15.0).
 TEMPLATES: tuple[tuple[str, str | None], ...] = (
@@ -76,7 +70,13 @@ def _agnostic(registry: MutableMapping[Any, Any], template: str, op: str | None)
 
 def registry_answers_npu(module: str) -> bool:
     """True when the registry already has heuristics for "npu": entries of its own (torch_npu's, or a future
-    torch's), or device-agnostic ones for every template "npu" would otherwise fall back on."""
+    torch's), or device-agnostic ones for every template "npu" would otherwise fall back on.
+
+    torch_npu 2.14.0 registers no template heuristic: its triton backend replaces the mm, addmm and bmm lowerings
+    with its own templates and configs (``_inductor/kernel/mm.py`` ``_register_npu_inductor_mm``,
+    ``kernel/bmm.py:245`` ``_register_npu_inductor_bmm``, called from ``_inductor/__init__.py``), which never ask the
+    registry.
+    """
     registry = registry_of(module)
     if any(isinstance(key, tuple) and len(key) > 1 and key[1] == DEVICE for key in registry):
         return True

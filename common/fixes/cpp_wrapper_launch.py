@@ -1,12 +1,5 @@
 """Fix records for launching triton-ascend kernels from the C++ wrapper (docs/npu-launch.md)."""
 
-# - ``autotuner-kernel-metadata``: the params the autotuner saves for each kernel carry its launch metadata
-#   (workspace, locks, mix mode, SIMT) to the C++ wrapper. Upstream's ``CachingAutotuner.save_gpu_kernel`` keeps only
-#   CUDA's fields; torch_npu's own autotuner copies them on its 2.7.1 line only.
-# - ``cpp-wrapper-workspace-locks``: device "npu" gets this package's C++ wrapper (``npu_cpp_wrapper``), which
-#   allocates the workspace and locks on the launch stream and launches through ACL. torch_npu's 2.9.0.post9 and
-#   2.12.0.post3 wrappers pass NULL for both; its 2.7.1 wrapper fills the locks with a blocking copy.
-#
 # Importing this module imports no torch module; the records' callables do, when applied.
 
 from __future__ import annotations
@@ -97,6 +90,9 @@ def _saving_launch_metadata(original: Callable[..., Any]) -> Callable[..., Any]:
     return save_gpu_kernel
 
 
+# ``autotuner-kernel-metadata``: the params the autotuner saves for each kernel carry its launch metadata (workspace,
+# locks, mix mode, SIMT) to the C++ wrapper. Upstream's ``CachingAutotuner.save_gpu_kernel`` keeps only CUDA's
+# fields; torch_npu's own autotuner copies them on its 2.7.1 line only.
 AUTOTUNER_KERNEL_METADATA = Patch(
     id="autotuner-kernel-metadata",
     proven_by=(
@@ -297,7 +293,12 @@ def line_fixes(adapters: LineAdapters) -> tuple[Patch, ...]:
 
 
 def cpp_wrapper_workspace_locks(adapters: LineAdapters) -> Patch:
-    """The record, with the running line's NPU C++ wrapper class and its extra changes."""
+    """The record, with the running line's NPU C++ wrapper class and its extra changes.
+
+    ``cpp-wrapper-workspace-locks``: device "npu" gets this package's C++ wrapper (``npu_cpp_wrapper``), which
+    allocates the workspace and locks on the launch stream and launches through ACL. torch_npu's 2.9.0.post9 and
+    2.12.0.post3 wrappers pass NULL for both; its 2.7.1 wrapper fills the locks with a blocking copy.
+    """
     return Patch(
         id="cpp-wrapper-workspace-locks",
         proven_by=(

@@ -1,25 +1,11 @@
-"""Fix records for bugs in torch_npu's own Python codegen that later release branches fixed and earlier ones kept."""
+"""Fix records for bugs in torch_npu's own Python codegen that later release branches fixed and earlier ones kept:
+torch_npu ships one release branch per torch line, and a codegen fix merged into one branch often never reaches the
+others. These records carry such fixes to the torch_npu releases that lack them, on whichever torch line they run."""
 
-# torch_npu ships one release branch per torch line, and a codegen fix merged into one branch often never reaches the
-# others. These records carry such fixes to the torch_npu releases that lack them, on whichever torch line they run.
-# Each probes the *installed* torch_npu by running its code on a minimal case (never by its version number), so a
+# Each record probes the *installed* torch_npu by running its code on a minimal case (never by its version number), so a
 # torch_npu that has the fix, or never had the bug, gets "not needed"; without torch_npu's Inductor code there is
 # nothing to patch and the record is skipped, saying so.
-#
-# - ``torch-npu-masked-load-size-symbols``: ``NPUIndexTritonKernel.filter_masks`` drops the mask guarding a load inside
-#   a masked subblock whenever the subblock's mask mentions a size symbol the load's index does not (the first slice
-#   of a cat, or ``slice_scatter``, over a dynamic dimension): the load then reads past its tensor. Fixed on torch_npu
-#   v2.10.0 (!44117) and master (!44898); torch_npu 2.7.1.post11 and 2.9.0.post9 have the bug; 2.12.0.post3's kernel
-#   has no subblock-axis filtering at all.
-# - ``torch-npu-persistent-reduction-ub``: ``NPUIndexTritonKernel.should_use_persistent_reduction`` keeps up to 4096
-#   reduction elements in one persistent (single-pass) kernel on every SoC; only Ascend950's unified buffer holds
-#   that, the others overflow it. torch_npu's v2.9.0, v2.10.0 and master use 1024 off Ascend950 (master cb704728e);
-#   its 2.7.1 branch and 2.7.1.post11 wheel do not; 2.12.0.post3 decides in ``npu_choices.py`` with 1024.
-# - ``torch-npu-looped-argreduce-index``: kernels end an argmax/argmin with torch's ``max_with_index`` /
-#   ``min_with_index``, one two-operand ``tl.reduce``; triton-ascend lowers it over a looped reduction's carried
-#   accumulators to the lane position, not the carried index. Fixed on torch_npu v2.10.0 (!44642, !44814) and master
-#   (!44897) in its runtime ``triton_helpers``; the other six releases' kernels call torch's.
-#
+
 # Importing this module imports no torch or torch_npu module; the records' callables do, when applied or probed.
 
 from __future__ import annotations
@@ -109,6 +95,10 @@ def filter_masks_keeps_guard() -> bool:
     return guard in masks
 
 
+# ``NPUIndexTritonKernel.filter_masks`` drops the mask guarding a load inside a masked subblock whenever the subblock's
+# mask mentions a size symbol the load's index does not (the first slice of a cat, or ``slice_scatter``, over a dynamic
+# dimension): the load then reads past its tensor. Fixed on torch_npu v2.10.0 (!44117) and master (!44898); torch_npu
+# 2.7.1.post11 and 2.9.0.post9 have the bug; 2.12.0.post3's kernel has no subblock-axis filtering at all.
 MASKED_LOAD_SIZE_SYMBOLS = Patch(
     id="torch-npu-masked-load-size-symbols",
     proven_by=(
@@ -214,6 +204,10 @@ def persistent_reduction_fits() -> bool:
         return not kernel.should_use_persistent_reduction()
 
 
+# ``NPUIndexTritonKernel.should_use_persistent_reduction`` keeps up to 4096 reduction elements in one persistent
+# (single-pass) kernel on every SoC; only Ascend950's unified buffer holds that, the others overflow it. torch_npu's
+# v2.9.0, v2.10.0 and master use 1024 off Ascend950 (master cb704728e); its 2.7.1 branch and 2.7.1.post11 wheel do not;
+# 2.12.0.post3 decides in ``npu_choices.py`` with 1024.
 PERSISTENT_REDUCTION_UB = Patch(
     id="torch-npu-persistent-reduction-ub",
     proven_by=(
@@ -283,6 +277,10 @@ def argreduce_helpers_reduce_twice() -> bool:
     return all(getattr(helpers, name) is not getattr(torchs, name) for name in ("max_with_index", "min_with_index"))
 
 
+# Kernels end an argmax/argmin with torch's ``max_with_index`` / ``min_with_index``, one two-operand ``tl.reduce``;
+# triton-ascend lowers it over a looped reduction's carried accumulators to the lane position, not the carried index.
+# Fixed on torch_npu v2.10.0 (!44642, !44814) and master (!44897) in its runtime ``triton_helpers``; the other six
+# releases' kernels call torch's.
 LOOPED_ARGREDUCE_INDEX = Patch(
     id="torch-npu-looped-argreduce-index",
     proven_by=("tests/test_torch_npu_fixes.py::test_a_looped_argmax_reduces_value_and_index_apart_under_the_record",),

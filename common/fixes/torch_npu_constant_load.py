@@ -2,13 +2,6 @@
 triton refuses (``tl.broadcast_to`` keeps the rank): its other branches reshape it (docs/torch-npu-reports.md)."""
 
 # Importing this module imports no torch or torch_npu module; the wrapper runs only inside Inductor codegen.
-#
-# NPUIndexTritonKernel.load (torch_npu/_inductor/codegen/triton.py) loads an element at a constant index (a 0-d
-# tensor: the loss gradient of `.sum()`) as a block of one, ``tl.load(ptr + tl.arange(0,1) + (k))``, and then
-# gives it one size-1 dimension per tiling axis. 2.8.0.post5, 2.9.1, 2.11.0.post3 and 2.12.0.post3 write that as
-# ``tl.broadcast_to(tmpN, [1, 1 ])``: with two or more tiling axes triton rejects it (``Cannot broadcast, rank
-# mismatch: [1], [1, 1]``) and the kernel cannot compile. 2.7.1.post11, 2.9.0.post9 and 2.10.0.post7 on write
-# ``tl.reshape(tmpN, [1, 1 ])``; the record makes the four releases write the same.
 
 from __future__ import annotations
 
@@ -47,7 +40,15 @@ def _constant_load_reshaped(original: Callable[..., Any]) -> Callable[..., Any]:
     """load() with its kernel's CSE steering one statement: while the call runs, ``tl.broadcast_to(tmpN, [1, ...])``
     of a variable this call loaded at a constant index (``tl.arange(0,1) +``) is generated as ``tl.reshape(tmpN,
     [1, ...])``. Everything else is generated as torch_npu wrote it, and the CSE's own ``generate`` is back in place
-    when the call returns or raises."""
+    when the call returns or raises.
+
+    NPUIndexTritonKernel.load (torch_npu/_inductor/codegen/triton.py) loads an element at a constant index (a 0-d
+    tensor: the loss gradient of `.sum()`) as a block of one, ``tl.load(ptr + tl.arange(0,1) + (k))``, and then
+    gives it one size-1 dimension per tiling axis. 2.8.0.post5, 2.9.1, 2.11.0.post3 and 2.12.0.post3 write that as
+    ``tl.broadcast_to(tmpN, [1, 1 ])``: with two or more tiling axes triton rejects it (``Cannot broadcast, rank
+    mismatch: [1], [1, 1]``) and the kernel cannot compile. 2.7.1.post11, 2.9.0.post9 and 2.10.0.post7 on write
+    ``tl.reshape(tmpN, [1, 1 ])``; this wrapper makes the four releases write the same.
+    """
 
     @wraps_original(original)
     def load(self: Any, name: str, index: Any) -> Any:

@@ -2,20 +2,6 @@
 numels as constants and run every later size with them. The record pins those sizes, so a new size recompiles."""
 
 # Importing this module imports no torch or torch_npu module; the wrappers run only inside Inductor codegen.
-#
-# NPUIndexTritonKernel.initialize_range_tree (torch_npu/_inductor/codegen/triton.py) of 2.8.0.post5, 2.9.1,
-# 2.11.0.post3 and 2.12.0.post3 replaces each symbolic numel of the kernel by its value at the size hints
-# (``x.subs(V.graph.sizevars.var_to_val)``; 2.11.0.post3 backed_var_to_val, 2.12.0.post3 through
-# get_sizevars_backed_var_to_val) and adds no guard: the wrapper launches the kernel with those numbers
-# (``.run(..., 1280)`` for 40 x 32 elements), and the graph, still dynamic, serves a later 80 x 32 input with the
-# kernel of 1280 elements: the rest of the output is never written (examples/torch_npu_dynamic_numels.py).
-# 2.7.1.post11, 2.9.0.post9, 2.10.0.post7, 2.13.0 and 2.14.0 keep the numels symbolic (the wrapper computes them).
-# The record keeps these releases' kernels as they build them and makes them hold: before the substitution it guards
-# each symbol of the numels equal to its hint (a ShapeEnv guard, which Dynamo installs with the graph's own), so a new
-# size compiles a new graph. With the symbols pinned, torch's map_kernel_groups_to_node_sizes matches a node's sizes
-# to the kernel's numbers and passes them symbolic; torch_npu's split and tiling compare lengths as numbers, so
-# split_and_set_ranges gets the node's sizes with the pin applied (sizevars.simplify). A size the user marked
-# dynamic (torch._dynamo.mark_dynamic) cannot be pinned: Dynamo then raises its ConstraintViolationError naming it.
 
 from __future__ import annotations
 
@@ -58,6 +44,17 @@ def pin_at_hints(sizes: Any, expressions: Sequence[Any]) -> list[tuple[str, int]
     return pinned
 
 
+# NPUIndexTritonKernel.initialize_range_tree (torch_npu/_inductor/codegen/triton.py) of 2.8.0.post5, 2.9.1,
+# 2.11.0.post3 and 2.12.0.post3 replaces each symbolic numel of the kernel by its value at the size hints
+# (``x.subs(V.graph.sizevars.var_to_val)``; 2.11.0.post3 backed_var_to_val, 2.12.0.post3 through
+# get_sizevars_backed_var_to_val) and adds no guard: the wrapper launches the kernel with those numbers
+# (``.run(..., 1280)`` for 40 x 32 elements), and the graph, still dynamic, serves a later 80 x 32 input with the
+# kernel of 1280 elements: the rest of the output is never written (examples/torch_npu_dynamic_numels.py).
+# 2.7.1.post11, 2.9.0.post9, 2.10.0.post7, 2.13.0 and 2.14.0 keep the numels symbolic (the wrapper computes them).
+# The record keeps these releases' kernels as they build them and makes them hold: before the substitution it guards
+# each symbol of the numels equal to its hint (a ShapeEnv guard, which Dynamo installs with the graph's own), so a new
+# size compiles a new graph. A size the user marked dynamic (torch._dynamo.mark_dynamic) cannot be pinned: Dynamo then
+# raises its ConstraintViolationError naming it.
 def _pins_first(original: Callable[..., Any]) -> Callable[..., Any]:
     @wraps_original(original)
     def initialize_range_tree(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -76,6 +73,9 @@ def _pins_first(original: Callable[..., Any]) -> Callable[..., Any]:
     return initialize_range_tree
 
 
+# With the symbols pinned, torch's map_kernel_groups_to_node_sizes matches a node's sizes to the kernel's numbers and
+# passes them symbolic; torch_npu's split and tiling compare lengths as numbers, so split_and_set_ranges gets the
+# node's sizes with the pin applied (sizevars.simplify).
 def _sizes_as_pinned(original: Callable[..., Any]) -> Callable[..., Any]:
     @wraps_original(original)
     def split_and_set_ranges(self: Any, lengths: Sequence[Sequence[Any]], *args: Any, **kwargs: Any) -> Any:

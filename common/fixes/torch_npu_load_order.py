@@ -2,19 +2,6 @@
 the mask in the wrong layout: every release has the code, none has fixed it (docs/torch-npu-reports.md, RoPE)."""
 
 # Importing this module imports no torch or torch_npu module; the record's wrapper runs only inside Inductor codegen.
-#
-# NPUIndexTritonKernel.load (torch_npu/_inductor/codegen/triton.py, read in every wheel from 2.7.1.post11 to 2.14.0)
-# picks the buffer a load goes to: ``self.compute`` when its mask is a computed variable ("Masked loads must come after
-# the mask is computed"), ``self.prefix`` when it can be hoisted out of a reduction loop, else ``self.loads``. It then
-# writes the reshape/broadcast/permute of a transposed load (``index_analyze.need_permute``,
-# kernel_analysis.py IndexAnalysis.generate_statement) into ``self.loads`` whatever the load's buffer was. The kernel
-# body is emitted loads first, then compute, so for a load in compute the permute reads its variable before the load
-# assigns it: ``tmp5 = tmp4.permute([1, 0])`` ... ``tmp4 = tl.load(..., tmp2 & ...)`` (Llama's RoPE backward on
-# 2.8.0.post5, 2.9.1, 2.11.0.post3 and 2.12.0.post3; the other releases tile that script so the two never meet).
-# Moving the permute is not enough: the load's index is in the load's own layout (``x3_1``, ``y0_0``: the
-# var_directions of IndexAnalysis.analyze_var_direction) while a computed mask is in the kernel's (``tmp2 = x3 < 8``),
-# so the mask is permuted back into the load's layout too; the permute alone gives a wrong gradient in Triton's
-# interpreter (tests/test_torch_npu_load_order.py).
 
 from __future__ import annotations
 
@@ -36,7 +23,13 @@ def computed_mask_in_load_layout(load: str, statement: str) -> str | None:
     """``load`` (``tl.load(ptr + (index), mask, ...)``, its index in the layout torch_npu chose for the load) with
     each CSE variable of its mask permuted into that layout, for a value then permuted by ``statement``
     (``.permute([...])``). The mask's own axis masks are already in the load's layout; a computed one (``tmp2 = x3 <
-    8``) is in the kernel's. None when ``statement`` is anything but one permute or the load has no such mask."""
+    8``) is in the kernel's. None when ``statement`` is anything but one permute or the load has no such mask.
+
+    Moving the permute after its load is not enough: the load's index is in the load's own layout (``x3_1``,
+    ``y0_0``: the var_directions of IndexAnalysis.analyze_var_direction) while a computed mask is in the kernel's
+    (``tmp2 = x3 < 8``), so the mask is permuted back into the load's layout too; the permute alone gives a wrong
+    gradient in Triton's interpreter (tests/test_torch_npu_load_order.py).
+    """
     found = _PERMUTE.fullmatch(statement)
     try:
         tree = ast.parse(load, mode="eval")
@@ -69,7 +62,18 @@ def _statement_after_its_load(original: Callable[..., Any]) -> Callable[..., Any
     ``.permute(...)`` written into ``self.loads`` of a variable this call loaded into ``self.compute`` goes into
     ``self.compute`` right after the load, and the load's computed mask is permuted into the load's layout. Anything
     else (another statement, a load CSE found already made) is generated as torch_npu chose, and the CSE's own
-    ``generate`` is back in place when the call returns or raises."""
+    ``generate`` is back in place when the call returns or raises.
+
+    NPUIndexTritonKernel.load (torch_npu/_inductor/codegen/triton.py, read in every wheel from 2.7.1.post11 to
+    2.14.0) picks the buffer a load goes to: ``self.compute`` when its mask is a computed variable ("Masked loads must
+    come after the mask is computed"), ``self.prefix`` when it can be hoisted out of a reduction loop, else
+    ``self.loads``. It then writes the reshape/broadcast/permute of a transposed load (``index_analyze.need_permute``,
+    kernel_analysis.py IndexAnalysis.generate_statement) into ``self.loads`` whatever the load's buffer was. The
+    kernel body is emitted loads first, then compute, so for a load in compute the permute reads its variable before
+    the load assigns it: ``tmp5 = tmp4.permute([1, 0])`` ... ``tmp4 = tl.load(..., tmp2 & ...)`` (Llama's RoPE
+    backward on 2.8.0.post5, 2.9.1, 2.11.0.post3 and 2.12.0.post3; the other releases tile that script so the two
+    never meet). The mask's layout: :func:`computed_mask_in_load_layout`.
+    """
 
     @wraps_original(original)
     def load(self: Any, name: str, index: Any) -> Any:

@@ -3,15 +3,6 @@ config kept instead lacks the kernel's sub-block sizes, so it cannot compile (do
 
 # Importing this module imports no torch or torch_npu module; the wrapper runs when a kernel's configs are built,
 # which on an Ascend host is in the compiling process (these releases set Inductor's compile_threads to 1).
-#
-# npu_triton_heuristics.py triton_config_npu_index (2.8.0.post5, 2.9.1, 2.11.0.post3, 2.12.0.post3) asks its
-# TileGenerator (codegen/tile_generator.py) for configs. With at most half the vector cores' worth of rows, each
-# longer than one tile holds (the max of 4 rows of 50257 logits), descend_split_tiling records no candidate block,
-# and descend_all_low_dims, which shrinks the row's sub-block, adds only candidates: no config. The function then
-# keeps ``{X0BLOCK: rows}`` alone, while the kernel takes X0BLOCK_SUB and R1BLOCK_SUB: triton-ascend cannot build it.
-# The generator of 2.7.1.post11's line (FastATileGenerator.descend_tiling_axis) adds the config at each step as it
-# halves the tiling axis's sub-block, from one row per program: X0BLOCK=1, X0BLOCK_SUB=1, R1BLOCK_SUB 16384 and
-# down. The record does that with the release's own generator (its alignment, tile limit and de-duplication).
 
 from __future__ import annotations
 
@@ -27,6 +18,11 @@ LONG_ROWS_SIZES = (4, 50257)
 LONG_ROWS: dict[str, Any] = {"axis_names": ["x0", "r1"], "tiling_axis": [0, 1], "split_axis": [0], "low_dims": {1}}
 
 
+# npu_triton_heuristics.py triton_config_npu_index (2.8.0.post5, 2.9.1, 2.11.0.post3, 2.12.0.post3) asks its
+# TileGenerator (codegen/tile_generator.py) for configs. With at most half the vector cores' worth of rows, each
+# longer than one tile holds (the max of 4 rows of 50257 logits), descend_split_tiling records no candidate block,
+# and descend_all_low_dims, which shrinks the row's sub-block, adds only candidates: no config. The function then
+# keeps ``{X0BLOCK: rows}`` alone, while the kernel takes X0BLOCK_SUB and R1BLOCK_SUB: triton-ascend cannot build it.
 def kept_without_tiles(configs: list[Any], meta: dict[str, Any]) -> bool:
     """Whether ``configs`` is the one config kept when the generator found none: split-axis blocks only, for a
     kernel that has tiling axes."""
@@ -42,7 +38,12 @@ def fitting_tiles(
     """Configs from the release's TileGenerator: one row (block 1) per program on each split axis, each other tiling
     axis's sub-block halved, largest first, until the tile fits the generator's limit; that config and each halving
     after it down to the generator's stop size. Empty when nothing fits (an axis it may not shrink is too long) or a
-    size is not a number (a symbol: the kept config stays as torch_npu made it)."""
+    size is not a number (a symbol: the kept config stays as torch_npu made it).
+
+    The generator of 2.7.1.post11's line (FastATileGenerator.descend_tiling_axis) adds the config at each step as it
+    halves the tiling axis's sub-block, from one row per program: X0BLOCK=1, X0BLOCK_SUB=1, R1BLOCK_SUB 16384 and
+    down. The record does that with the release's own generator (its alignment, tile limit and de-duplication).
+    """
     from torch._inductor.runtime.runtime_utils import next_power_of_2
 
     try:

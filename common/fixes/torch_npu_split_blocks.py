@@ -1,13 +1,7 @@
 """Record torch-npu-split-blocks-past-cores: torch_npu's tile generator divides by zero when a kernel's earlier split
 axes already take more programs than there are vector cores (docs/torch-npu-reports.md)."""
 
-# codegen/tile_generator.py TileGenerator.calcu_last_split_blocks (every release from 2.7.1.post11 to 2.12.0.post3;
-# 2.13.0 and 2.14.0 have no TileGenerator) gives the split axis ``axis`` what is left of the vector cores after the
-# split axes before it: ``last_splits = config.num_vector_core // splits``, then ``numel // last_splits``. Past the
-# cores ``last_splits`` is 0 and the config search raises ZeroDivisionError while the kernel module loads: flex
-# decoding's reduction over its split key/value blocks (five axes, 296 programs on the first) never compiles. With no
-# core left, the axis is not split further: its whole length in one block, what ``last_splits = 1`` gives. Importing
-# this imports no torch.
+# Importing this imports no torch.
 
 from __future__ import annotations
 
@@ -37,6 +31,17 @@ def _vector_cores(generator: Any) -> int:
 
 
 def _whole_axis_past_the_cores(original: Callable[..., Any]) -> Callable[..., Any]:
+    """TileGenerator.calcu_last_split_blocks, giving an axis past the vector cores its whole length in one block.
+
+    codegen/tile_generator.py TileGenerator.calcu_last_split_blocks (every release from 2.7.1.post11 to
+    2.12.0.post3; 2.13.0 and 2.14.0 have no TileGenerator) gives the split axis ``axis`` what is left of the vector
+    cores after the split axes before it: ``last_splits = config.num_vector_core // splits``, then
+    ``numel // last_splits``. Past the cores ``last_splits`` is 0 and the config search raises ZeroDivisionError while
+    the kernel module loads: flex decoding's reduction over its split key/value blocks (five axes, 296 programs on the
+    first) never compiles. With no core left, the axis is not split further: its whole length in one block, what
+    ``last_splits = 1`` gives.
+    """
+
     @wraps_original(original)
     def calcu_last_split_blocks(self: Any, axis: Any, *args: Any, **kwargs: Any) -> Any:
         if _programs_before(self, axis) > _vector_cores(self):

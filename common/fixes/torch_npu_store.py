@@ -2,16 +2,6 @@
 axes (batch norm), which triton refuses: the store is written as the releases before the guard write it."""
 
 # Importing this module imports no torch or torch_npu module; the wrappers run only inside Inductor codegen.
-#
-# NPUIndexTritonKernel.store and store_reduction (torch_npu/_inductor/codegen/triton.py) write a kernel that reduces
-# over two or more axes its stores as ``tl.store(ptr + (index + tl.arange(0,1) ), value, mask)``: the index may be a
-# scalar (a per-program loop variable such as batch norm's channel ``x0``) while the reduced value is a block of one.
-# 2.10.0.post7, 2.13.0 and 2.14.0 guard that form with ``and not self.persistent_reduction``, which came with their
-# Welford SIMD path (torch_npu master commit 6f734a9f2, "support and constrain Welford SIMD"), so a persistent
-# reduction over two axes writes ``tl.store(ptr + (x0), tmpN, None)``: triton rejects it ("Value argument cannot be
-# block type if pointer argument is not a block"). 2.7.1.post11, 2.9.0.post9 and the 2.8.0.post5 line add the block of
-# one for every such kernel. The record adds it where the guard left it out, except in a kernel on the Welford SIMD
-# path (``vectorized_welford_axis`` set), which the guard was written for.
 
 from __future__ import annotations
 
@@ -69,6 +59,18 @@ def with_block_of_one(line: str) -> str:
 
 
 def _left_out_by_the_guard(kernel: Any) -> bool:
+    """Whether ``kernel``'s stores are written without the block of one by the guard, and this fix adds it.
+
+    NPUIndexTritonKernel.store and store_reduction (torch_npu/_inductor/codegen/triton.py) write a kernel that
+    reduces over two or more axes its stores as ``tl.store(ptr + (index + tl.arange(0,1) ), value, mask)``: the index
+    may be a scalar (a per-program loop variable such as batch norm's channel ``x0``) while the reduced value is a
+    block of one. 2.10.0.post7, 2.13.0 and 2.14.0 guard that form with ``and not self.persistent_reduction``, which
+    came with their Welford SIMD path (torch_npu master commit 6f734a9f2, "support and constrain Welford SIMD"), so a
+    persistent reduction over two axes writes ``tl.store(ptr + (x0), tmpN, None)``: triton rejects it ("Value argument
+    cannot be block type if pointer argument is not a block"). 2.7.1.post11, 2.9.0.post9 and the 2.8.0.post5 line add
+    the block of one for every such kernel. The record adds it where the guard left it out, except in a kernel on the
+    Welford SIMD path (``vectorized_welford_axis`` set), which the guard was written for.
+    """
     return (
         kernel.numof_reduction_axis() > 1
         and bool(kernel.persistent_reduction)

@@ -2,23 +2,6 @@
 rule: the kernel reads ``loop_x0`` undefined, or sums across channels into a store triton refuses (batch norm)."""
 
 # Importing this module imports no torch or torch_npu module; the wrapper runs only inside Inductor codegen.
-#
-# torch_npu's SplitTiling.select_tiling_axis (codegen/split_tiling.py) tiles every "low dim" axis, and its own comment
-# states the rule for kernels that reduce over several axes: only reduction axes may be tiling axes. No release keeps
-# that rule when it picks the low dims, and a channel axis that is a low dim breaks the kernel in one of two ways:
-# - 2.8.0.post5, 2.9.1, 2.11.0.post3 and 2.12.0.post3 count an axis as low dim when any read index has it at stride 1
-#   (find_lowest_dimension), so batch norm's channel axis x0 (``running_mean[x0]``) is tiled; their
-#   NPUIndexTritonKernel.codegen_body opens the loop of a tiling axis other than the last only under
-#   ``if self.numof_reduction_axis() <= 1``, while the axis's index still reads ``loop_x0``
-#   (IterationRangesEntryNPUIndex.codegen_index).
-# - 2.7.1.post11, 2.9.0.post9, 2.10.0.post7, 2.13.0 and 2.14.0 keep an axis only when it has stride 1 in every index
-#   (``low_dims - high_dims``), which a channels-last read beside a contiguous one still allows (ResNet's batch-norm
-#   backward). Where the channel axis lies between the reduction axes (SplitTiling.contiguous_reduction is False)
-#   NPUIndexTritonKernel.reduction flattens the whole block, channels included, into one sum, and store_reduction
-#   writes that [1] value through the [1, X0BLOCK_SUB, 1] pointer ``x0 + tl.arange(0,1)``: triton refuses it
-#   ("Cannot broadcast, rank mismatch"). Their contiguous case permutes the channels out first and stays as it is.
-# The record keeps such a kernel's tiling to its reduction axes, as the rule says: the channel axis becomes the
-# per-program ``for x0 in range(x0_offset, ...)`` loop, the kernel these releases write for NCHW batch norm.
 
 from __future__ import annotations
 
@@ -68,6 +51,30 @@ def reduction_axes_only(kernel: Any) -> list[str]:
 
 
 def _reduction_axes_tiled(original: Callable[..., Any]) -> Callable[..., Any]:
+    """SplitTiling.select_tiling_axis, whose tiling of a kernel reducing over several axes keeps to its reduction axes.
+
+    torch_npu's SplitTiling.select_tiling_axis (codegen/split_tiling.py) tiles every "low dim" axis, and its own
+    comment states the rule for kernels that reduce over several axes: only reduction axes may be tiling axes. No
+    release keeps that rule when it picks the low dims, and a channel axis that is a low dim breaks the kernel in one
+    of two ways:
+
+    - 2.8.0.post5, 2.9.1, 2.11.0.post3 and 2.12.0.post3 count an axis as low dim when any read index has it at
+      stride 1 (find_lowest_dimension), so batch norm's channel axis x0 (``running_mean[x0]``) is tiled; their
+      NPUIndexTritonKernel.codegen_body opens the loop of a tiling axis other than the last only under
+      ``if self.numof_reduction_axis() <= 1``, while the axis's index still reads ``loop_x0``
+      (IterationRangesEntryNPUIndex.codegen_index).
+    - 2.7.1.post11, 2.9.0.post9, 2.10.0.post7, 2.13.0 and 2.14.0 keep an axis only when it has stride 1 in every
+      index (``low_dims - high_dims``), which a channels-last read beside a contiguous one still allows (ResNet's
+      batch-norm backward). Where the channel axis lies between the reduction axes (SplitTiling.contiguous_reduction
+      is False) NPUIndexTritonKernel.reduction flattens the whole block, channels included, into one sum, and
+      store_reduction writes that [1] value through the [1, X0BLOCK_SUB, 1] pointer ``x0 + tl.arange(0,1)``: triton
+      refuses it ("Cannot broadcast, rank mismatch"). Their contiguous case permutes the channels out first and stays
+      as it is.
+
+    The record keeps such a kernel's tiling to its reduction axes, as the rule says: the channel axis becomes the
+    per-program ``for x0 in range(x0_offset, ...)`` loop, the kernel these releases write for NCHW batch norm.
+    """
+
     @wraps_original(original)
     def select_tiling_axis(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = original(self, *args, **kwargs)

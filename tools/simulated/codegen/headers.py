@@ -1,17 +1,5 @@
 """``codegen --check-headers``: compile generated C++ wrappers with ``g++ -fsyntax-only`` against the real headers."""
 
-# torch's headers come from the installed torch; torch_npu's (its C++ API and the CANN ACL headers it ships) from, in
-# order: ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``, an installed torch_npu (located, never imported), or the PyPI
-# wheels of the torch_npu releases paired with this torch line: downloaded once into the wheel cache
-# (``tools/wheel_cache.py``), with their ``torch_npu/include`` unpacked next to it.
-#
-# Each file is compiled as torch_npu's own C++ builder compiles a wrapper for device "npu" (its
-# ``_inductor/cpp_builder.py``, which torch_npu's backend puts in place of Inductor's on every paired release):
-# ``-DUSE_NPU`` (torch_npu's C shim and AOTI headers declare nothing without it), and, where ``$ASCEND_HOME_PATH``
-# names a CANN toolkit, CANN's include directories (:data:`CANN_INCLUDES`). Without CANN, C++ that includes a CANN
-# toolkit header the torch_npu wheel does not ship (torch_npu's own wrappers include ``runtime/runtime/rt.h``) stops
-# there, and the result says so.
-
 from __future__ import annotations
 
 import os
@@ -141,7 +129,13 @@ def _wheel(version: str, wheels: Path) -> Path:
 
 
 def torch_npu_headers(torch_version: str) -> list[HeaderSource]:
-    """The torch_npu header trees to check C++ generated with ``torch_version`` against (downloading if needed)."""
+    """The torch_npu header trees to check C++ generated with ``torch_version`` against (downloading if needed).
+
+    torch's headers come from the installed torch; torch_npu's (its C++ API and the CANN ACL headers it ships) from,
+    in order: ``$NPU_INDUCTOR_COMPAT_TORCH_NPU_INCLUDE``, an installed torch_npu (located, never imported), or the
+    PyPI wheels of the torch_npu releases paired with this torch line: downloaded once into the wheel cache
+    (``tools/wheel_cache.py``), with their ``torch_npu/include`` unpacked next to it.
+    """
     explicit = os.environ.get(INCLUDE_ENV)
     if explicit:
         if not (Path(explicit) / "torch_npu").is_dir():
@@ -196,6 +190,15 @@ def cann_includes() -> list[str]:
 
 
 def compile_command(source: Path, headers: HeaderSource) -> list[str]:
+    """The ``g++ -fsyntax-only`` command that checks ``source`` against ``headers``.
+
+    Each file is compiled as torch_npu's own C++ builder compiles a wrapper for device "npu" (its
+    ``_inductor/cpp_builder.py``, which torch_npu's backend puts in place of Inductor's on every paired release):
+    ``-DUSE_NPU`` (torch_npu's C shim and AOTI headers declare nothing without it), and, where ``$ASCEND_HOME_PATH``
+    names a CANN toolkit, CANN's include directories (:data:`CANN_INCLUDES`). Without CANN, C++ that includes a CANN
+    toolkit header the torch_npu wheel does not ship (torch_npu's own wrappers include ``runtime/runtime/rt.h``) stops
+    there, and the result says so (:func:`check`).
+    """
     from torch.utils.cpp_extension import include_paths
 
     # the ACL headers sit at include/acl in most wheels, only under include/third_party/acl/inc in some (2.9.1)

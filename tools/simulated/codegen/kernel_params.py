@@ -1,16 +1,5 @@
 """cpp_wrapper without running kernels: save each kernel's launch params as if the autotuner had launched it."""
 
-# Upstream fills CudaKernelParamCache by compiling and launching every Triton kernel once (the "autotune block") and
-# reads it back to emit the C++ launch. The simulated NPU cannot compile or launch anything, so for "npu" graphs the
-# block only *loads* each kernel module (which builds its CachingAutotuner, nothing compiled) and hands the
-# autotuner's own ``save_gpu_kernel`` a simulated launcher: its first config, and compiler metadata that is empty
-# unless ``simulated_metadata`` (the codegen command's ``--kernel-metadata``) says otherwise. So upstream's saving
-# code and the ``autotuner-kernel-metadata`` fix run for real on every torch line.
-#
-# Within :func:`triton_ascend_compiled` (the ``torch_npu-wheel`` provider's runs: torch_npu's own autotuner saves the
-# params, and reads far more of the compiled kernel than upstream's) the simulated launcher is a kernel as triton-ascend
-# 3.2.0's compiler leaves it: :func:`triton_ascend_metadata` and the binary under ``asm["npubin"]``.
-
 from __future__ import annotations
 
 import contextlib
@@ -85,7 +74,12 @@ def triton_ascend_compiled(
     """Within the block, every simulated launcher looks like a kernel compiled by triton-ascend 3.2.0
     (:func:`triton_ascend_metadata`, the binary under ``asm["npubin"]``); ``seed(autotuner)``, when given, saves each
     kernel's launch params instead of :func:`save_first_config` (an autotuner choosing among candidates itself);
-    ``recorded``: fields a later triton-ascend also records (--kernel-metadata's fields override them)."""
+    ``recorded``: fields a later triton-ascend also records (--kernel-metadata's fields override them).
+
+    The ``torch_npu-wheel`` provider's runs are made within it: torch_npu's own autotuner saves the params there, and
+    reads far more of the compiled kernel than upstream's, so the simulated launcher is a kernel as triton-ascend
+    3.2.0's compiler leaves it.
+    """
     global _compiled_by_triton_ascend, _seed, _recorded
     with _metadata_lock:
         previous = _compiled_by_triton_ascend, _seed, _recorded
@@ -258,6 +252,18 @@ def save_first_config(autotuner: Any) -> None:
 
 
 def seed_instead_of_autotune(original: Any) -> Any:
+    """cpp_wrapper without running kernels: for "npu" graphs the autotune block saves each kernel's launch params as
+    if the autotuner had launched it.
+
+    Upstream fills CudaKernelParamCache by compiling and launching every Triton kernel once (the "autotune block") and
+    reads it back to emit the C++ launch. The simulated NPU cannot compile or launch anything, so for "npu" graphs the
+    block only *loads* each kernel module (which builds its CachingAutotuner, nothing compiled) and hands the
+    autotuner's own ``save_gpu_kernel`` a simulated launcher (:func:`simulated_launcher`): its first config, and
+    compiler metadata that is empty unless :func:`simulated_metadata` (the codegen command's ``--kernel-metadata``)
+    says otherwise. So upstream's saving code and the ``autotuner-kernel-metadata`` fix run for real on every torch
+    line.
+    """
+
     @wraps_original(original)
     def generate_and_run_autotune_block(self: Any) -> Any:
         from torch._inductor.virtualized import V

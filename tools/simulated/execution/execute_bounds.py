@@ -1,12 +1,6 @@
 """`codegen --execute`'s memory check: every element a kernel loads, stores or updates atomically in Triton's
 interpreter must lie inside a tensor the launch gave it; one outside is the kernel's error, named with the tensor."""
 
-# On an NPU a read past the end of a tensor returns whatever lies there or faults; in Triton's interpreter it reads
-# host memory (runtime/interpreter.py: _interpreter.load/store on raw addresses), so a dropped mask whose lanes are
-# later discarded by tl.where computes the right values and shows nothing. This check makes it show. The tensors are
-# those the interpreter copies to the host for the launch (GridExecutor._init_args_hst: each argument's whole
-# storage), so a view may reach anywhere in its storage, as on the device.
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,6 +38,8 @@ def _recording(original: Any) -> Any:
 
 
 def _region(name: str, value: Any) -> Region | None:
+    """The tensor ``value`` as the interpreter copies it to the host for the launch (GridExecutor._init_args_hst: each
+    argument's whole storage), so a view may reach anywhere in its storage, as on the device."""
     storage = getattr(value, "untyped_storage", None)
     if storage is None or not callable(storage):
         return None
@@ -123,6 +119,9 @@ def _checked_compare_swap(original: Any) -> Any:
     return create_atomic_cas
 
 
+# On an NPU a read past the end of a tensor returns whatever lies there or faults; in Triton's interpreter it reads
+# host memory (runtime/interpreter.py: _interpreter.load/store on raw addresses), so a dropped mask whose lanes are
+# later discarded by tl.where computes the right values and shows nothing. This check makes it show.
 BOUNDS_RECORD = Patch(
     id="execute-memory-bounds",
     layer="capture",

@@ -1,13 +1,5 @@
 """The kernel corpus: real model scripts (``examples/corpus/``) through ``codegen --check-kernels``, per torch line."""
 
-# ``run`` codegens each script on the simulated NPU and lowers every kernel config through triton-ascend's front end,
-# and writes what happened as JSON (per script: graphs, kernels, configs, rejections with the compiler's first line,
-# the script's own error). ``render`` turns the JSON of several torch lines into docs/codegen.md's corpus table
-# (``nox -s kernels`` does both); ``row`` is what a test compares with the table for the line it runs on.
-#
-#     python -m npu_inductor_compat.tools.simulated.kernels.corpus run CORPUS_DIR --out kernels-2.12.1.json [--provider
-# NAME]     python -m npu_inductor_compat.tools.simulated.kernels.corpus render kernels-*.json --readme docs/codegen.md
-
 from __future__ import annotations
 
 import argparse
@@ -78,6 +70,9 @@ PROVIDER = "stock"
 
 
 def run(corpus: Path, provider: str = PROVIDER) -> dict[str, Any]:
+    """Codegens each script of ``corpus`` on the simulated NPU and lowers every kernel config through triton-ascend's
+    front end; what happened, as JSON (per script: graphs, kernels, configs, rejections with the compiler's first
+    line, the script's own error)."""
     scripts = sorted(corpus.glob("*.py"))
     with tempfile.TemporaryDirectory() as scratch:
         entries = [run_script(script, Path(scratch) / script.stem, provider) for script in scripts]
@@ -104,11 +99,14 @@ def cell(entry: dict[str, Any]) -> str:
 
 
 def row(results: dict[str, Any]) -> dict[str, str]:
-    """What the table says for one torch line: script -> cell."""
+    """What the table says for one torch line: script -> cell (what a test compares with the table for the line it
+    runs on)."""
     return {entry["script"]: cell(entry) for entry in results["scripts"]}
 
 
 def render(all_results: list[dict[str, Any]]) -> str:
+    """The JSON of several torch lines as docs/codegen.md's corpus table (``nox -s kernels`` runs ``run``, then
+    this)."""
     lines_ = sorted(all_results, key=lambda result: tuple(int(p) for p in result["torch"].split(".")[:3]))
     scripts = sorted({entry["script"] for result in lines_ for entry in result["scripts"]})
     versions = sorted({entry.get("triton_ascend") for r in lines_ for entry in r["scripts"]} - {None})
@@ -166,6 +164,12 @@ def table_in_readme(readme: Path) -> dict[str, dict[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``run`` writes the JSON, ``render`` the table into the readme:
+
+    - ``python -m npu_inductor_compat.tools.simulated.kernels.corpus run CORPUS_DIR --out kernels-2.12.1.json
+      [--provider NAME]``
+    - ``python -m npu_inductor_compat.tools.simulated.kernels.corpus render kernels-*.json --readme docs/codegen.md``
+    """
     parser = argparse.ArgumentParser(prog="python -m npu_inductor_compat.tools.simulated.kernels.corpus")
     sub = parser.add_subparsers(dest="command", required=True)
     run_parser = sub.add_parser("run", help="codegen --check-kernels every script of CORPUS_DIR on this torch")

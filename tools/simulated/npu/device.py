@@ -2,11 +2,7 @@
 scripts run with ``device="npu"`` and Inductor generates code for "npu" (nothing is launched). :func:`setup` builds
 and loads ``device_ext.cpp`` and registers ``torch.npu``: the device API's modules (device_*.py) and its switches."""
 
-# Every operator runs on CPU through the extension's CPU fallback. ``torch.npu`` also generates ``Tensor.npu()`` /
-# ``Tensor.is_npu``; a name it lacks raises ``standin.NotSimulated`` (an AttributeError) naming it. Importing this
-# module imports ``torch`` only (no ``torch._dynamo``, no ``torch._inductor``) and builds nothing.
-# The stand-in tells the script's asks from this package's by the frames between them: this file's are skipped
-# (standin.py _DEVICE_FILE), so what raises NotSimulated for torch.npu stays here.
+# Importing this module imports ``torch`` only (no ``torch._dynamo``, no ``torch._inductor``) and builds nothing.
 
 from __future__ import annotations
 
@@ -47,6 +43,7 @@ __all__ = [
     "use_soc",
 ]
 
+# Every operator runs on CPU through the extension's CPU fallback.
 EXTENSION_SOURCE = Path(__file__).with_name("device_ext.cpp")
 _DEFAULT_PRIVATEUSE1_NAME = "privateuseone"
 _renamed_here = False  # PrivateUse1 renamed by this module (a setup that failed after the rename may be retried)
@@ -77,7 +74,7 @@ def setup(verbose: bool = False) -> SimulatedNpu:
         module = _device_module(instance)
         torch._register_device_module(DEVICE, module)
         instance.device_module = module
-        if not hasattr(torch.Tensor, f"is_{DEVICE}"):
+        if not hasattr(torch.Tensor, f"is_{DEVICE}"):  # Tensor.npu() / Tensor.is_npu
             torch.utils.generate_methods_for_privateuse1_backend()
         device_state.set_instance(instance)
         return instance
@@ -168,6 +165,8 @@ matmul = _Switches(f"torch.{DEVICE}.matmul", {"allow_hf32": ("ALLOW_MATMUL_HF32"
 conv = _Switches(f"torch.{DEVICE}.conv", {"allow_hf32": ("ALLOW_CONV_HF32", True)})
 
 
+# The stand-in tells the script's asks from this package's by the frames between them: this file's are skipped
+# (standin.py _DEVICE_FILE), so what raises NotSimulated for torch.npu stays here.
 def _not_simulated(name: str, attribute: str) -> AttributeError:
     from npu_inductor_compat.tools.simulated.npu import not_simulated
 
@@ -192,7 +191,8 @@ _DEVICE_API = (
 
 
 def _device_module(instance: SimulatedNpu) -> types.ModuleType:
-    """The ``torch.npu`` module: the device API's functions under torch's name for it."""
+    """The ``torch.npu`` module: the device API's functions under torch's name for it; a name it lacks raises
+    ``standin.NotSimulated`` (an AttributeError) naming it."""
     module = types.ModuleType(f"torch.{DEVICE}", "Simulated NPU device module (npu_inductor_compat).")
     for item in _DEVICE_API:
         setattr(module, item.__name__, item)

@@ -1,16 +1,5 @@
 """Ascend SoCs the simulated NPU can report, and where every number comes from."""
 
-# torch_npu fills ``torch.npu.get_device_properties()`` at run time from the device (``torch_npu/csrc/npu/Module.cpp``
-# ``initDeviceProperty``): the SoC name from ``aclrtGetSocName``, the cube (AI) core and vector core counts from
-# ``aclGetDeviceCapability(ACL_DEVICE_INFO_AI_CORE_NUM / ACL_DEVICE_INFO_VECTOR_CORE_NUM)``, the L2 size from
-# ``ACL_DEVICE_INFO_L2_SIZE`` and the total memory from ``aclrtGetMemInfo`` (or ``ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE``
-# on CANN >= 9.0.0.beta2). The runtime answers those from CANN's per-SoC platform configuration,
-# ``<arch>-linux/data/platform_config/<SoC>.ini``; CANN publishes those files in its runtime repository
-# (github.com/hicann/runtime, ``src/platform/platform_config/cann/<SoC>.ini``), which is where the numbers below were
-# read. ``soc_version`` is torch_npu's own number for the SoC (``torch_npu/csrc/core/npu/NpuVariables.h``, enum
-# ``SocVersion``), what ``torch.npu.get_soc_version()`` returns and what torch_npu's rules compare against
-# (bf16 support, "910B and newer" checks in its Inductor code).
-#
 # Importing this module imports nothing else of this package, and nothing of torch.
 
 from __future__ import annotations
@@ -19,8 +8,14 @@ from dataclasses import dataclass
 
 __all__ = ["DEFAULT_SOC", "SOCS", "Soc", "get_soc"]
 
-# The published platform configuration the numbers were read from (repository, path, commit).
+# The runtime answers torch_npu's device queries (see :class:`Soc`) from CANN's per-SoC platform configuration,
+# ``<arch>-linux/data/platform_config/<SoC>.ini``; CANN publishes those files in its runtime repository
+# (github.com/hicann/runtime, ``src/platform/platform_config/cann/<SoC>.ini``), which is where the numbers of SOCS
+# were read: the published platform configuration they come from (repository, path, commit).
 CANN_PLATFORM_CONFIG = "github.com/hicann/runtime src/platform/platform_config/cann/{name}.ini (commit 681ef761)"
+# ``soc_version`` is torch_npu's own number for the SoC (``torch_npu/csrc/core/npu/NpuVariables.h``, enum
+# ``SocVersion``), what ``torch.npu.get_soc_version()`` returns and what torch_npu's rules compare against (bf16
+# support, "910B and newer" checks in its Inductor code).
 TORCH_NPU_SOC_VERSIONS = "torch_npu torch_npu/csrc/core/npu/NpuVariables.h (enum SocVersion)"
 TOTAL_MEMORY_NOTE = (
     "total_memory is the ini's nominal HBM size (memory_size); torch_npu reads the device's own total at run time "
@@ -30,7 +25,14 @@ TOTAL_MEMORY_NOTE = (
 
 @dataclass(frozen=True)
 class Soc:
-    """One Ascend SoC as torch_npu reports it (sizes in bytes)."""
+    """One Ascend SoC as torch_npu reports it (sizes in bytes).
+
+    torch_npu fills ``torch.npu.get_device_properties()`` at run time from the device
+    (``torch_npu/csrc/npu/Module.cpp`` ``initDeviceProperty``): the SoC name from ``aclrtGetSocName``, the cube (AI)
+    core and vector core counts from ``aclGetDeviceCapability(ACL_DEVICE_INFO_AI_CORE_NUM /
+    ACL_DEVICE_INFO_VECTOR_CORE_NUM)``, the L2 size from ``ACL_DEVICE_INFO_L2_SIZE`` and the total memory from
+    ``aclrtGetMemInfo`` (or ``ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE`` on CANN >= 9.0.0.beta2).
+    """
 
     name: str  # aclrtGetSocName: torch.npu.get_device_name() and get_device_properties().name
     short_name: str  # the SoC family (Short_SoC_version), e.g. "Ascend910B"

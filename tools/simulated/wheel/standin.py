@@ -1,37 +1,5 @@
 """A stand-in for ``torch_npu`` while a script runs on the simulated NPU (the ``codegen`` command)."""
 
-# Real Ascend scripts start with ``import torch_npu`` and call ``torch.npu.*`` / ``torch_npu.npu.*``. Within
-# :func:`torch_npu_standin`, ``import torch_npu`` (``import torch_npu.npu``, ``from torch_npu import npu``) gives them
-# a stand-in module: never installed (no distribution, nothing on disk; it lives in ``sys.modules`` and
-# ``sys.meta_path`` for the block only), marked ``_npu_inductor_compat_standin = True``, without ``__file__``, whose
-# ``npu`` is the simulated device's ``torch.npu`` (device.py; importing the stand-in sets the device up).
-#
-# At the shallow depth it also offers the fused operators of torch_npu that libraries reach (``npu_fusion_attention``,
-# ``npu_rms_norm``, ``npu_rotary_mul``, ``npu_swiglu``, ``_npu_dropout`` and their backward operators): real ``npu::``
-# operators with torch_npu's schemas and CPU reference kernels (npu_ops.py), defined while the block runs.
-#
-# Everything else of torch_npu (its other operators such as ``torch_npu.npu_format_cast``, ``torch_npu.contrib``,
-# unknown ``torch.npu`` names) raises an error naming it: :class:`NotSimulated` for attributes (an AttributeError, so
-# ``hasattr`` and ``getattr`` with a default keep working), :class:`NotSimulatedModule` for submodule imports (a
-# ModuleNotFoundError). :class:`StandInUse` records whether the script imported torch_npu and every name it asked
-# for that is not simulated.
-#
-# Two depths, one stand-in. The shallow depth (the default) is the above. The deep one,
-# ``torch_npu_standin(depth="wheel")``, is the same stand-in with torch_npu's real pure-Python code behind its
-# ``__path__``: the released wheel paired with the installed torch, unpacked (never installed) by
-# ``wheel_release.py``, so ``torch_npu._inductor`` and what it imports load from the wheel (``wheel_depth.py``), native
-# symbols come from the stub table (``wheel_stubs.py``), and ``torch_npu`` itself and ``torch_npu.npu`` stay the
-# stand-in and the simulated device.
-# At that depth torch's and this package's code are served torch_npu too (activation loads torch_npu's Inductor
-# backend through it), and torch_npu's own code counts as theirs.
-#
-# Who asked is read from the calling frame: requests made by torch's or this package's own code (their probes of
-# ``torch.npu``, this package's look-ups of torch_npu's backend modules) are neither recorded nor served the stand-in:
-# until the script has imported it, ``import torch_npu`` from their code fails as it does where torch_npu is not
-# installed, so activation still finds the simulated-npu provider and ``importlib.metadata`` still finds no
-# torch_npu. Anything else (the script, the libraries it uses, code run by ``exec``) counts as the script. A request
-# that C code makes on the script's behalf counts as the script's.
-
 from __future__ import annotations
 
 import contextlib
@@ -75,7 +43,7 @@ STANDIN_DOC = (
 
 @dataclass
 class StandInUse:
-    """What a script did with the stand-in (see the module docstring for who counts as the script)."""
+    """What a script did with the stand-in (see :func:`_asked_by_script` for who counts as the script)."""
 
     imported: bool = False  # the script imported torch_npu
     not_simulated: list[str] = field(default_factory=list)  # what it asked for that is not simulated, first ask first
@@ -131,7 +99,18 @@ def _is_machinery(filename: str) -> bool:
 
 def _asked_by_script() -> bool:
     """Whether the code that asked (the first caller outside the import machinery and this stand-in) is the
-    script's rather than torch's or this package's."""
+    script's rather than torch's or this package's.
+
+    Who asked is read from the calling frame: requests made by torch's or this package's own code (their probes of
+    ``torch.npu``, this package's look-ups of torch_npu's backend modules) are neither recorded nor served the
+    stand-in: until the script has imported it, ``import torch_npu`` from their code fails as it does where
+    torch_npu is not installed, so activation still finds the simulated-npu provider and ``importlib.metadata``
+    still finds no torch_npu. Anything else (the script, the libraries it uses, code run by ``exec``) counts as the
+    script. A request that C code makes on the script's behalf counts as the script's.
+
+    At the deep depth (``depth="wheel"``) torch's and this package's code are served torch_npu too (activation loads
+    torch_npu's Inductor backend through it), and torch_npu's own code counts as theirs.
+    """
     frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and _is_machinery(frame.f_code.co_filename):
         frame = frame.f_back
@@ -172,6 +151,14 @@ def _missing_from_standin(name: str) -> Any:
 
 
 class _Loader(importlib.abc.Loader):
+    """Makes the stand-in module when it is imported (what it is: :func:`torch_npu_standin`).
+
+    At the shallow depth it also offers the fused operators of torch_npu that libraries reach
+    (``npu_fusion_attention``, ``npu_rms_norm``, ``npu_rotary_mul``, ``npu_swiglu``, ``_npu_dropout`` and their
+    backward operators): real ``npu::`` operators with torch_npu's schemas and CPU reference kernels (npu_ops.py),
+    defined while the block runs.
+    """
+
     def __init__(self, wheel: Any = None) -> None:
         self.wheel = wheel
 
@@ -248,9 +235,27 @@ DEPTHS = ("shallow", "wheel")
 def torch_npu_standin(depth: str = "shallow", wheel_version: str | None = None) -> Iterator[StandInUse]:
     """Within the block, ``import torch_npu`` gives the stand-in; yields the :class:`StandInUse` it fills.
 
-    ``depth="wheel"`` puts torch_npu's released pure-Python code behind it (``wheel_depth.py``): the release
-    ``wheel_version``, by default the one paired with the installed torch (``wheel_release.WheelUnavailable``
-    when there is none or it cannot be downloaded; raised before anything changes).
+    Real Ascend scripts start with ``import torch_npu`` and call ``torch.npu.*`` / ``torch_npu.npu.*``. Within the
+    block, ``import torch_npu`` (``import torch_npu.npu``, ``from torch_npu import npu``) gives them a stand-in
+    module: never installed (no distribution, nothing on disk; it lives in ``sys.modules`` and ``sys.meta_path`` for
+    the block only), marked ``_npu_inductor_compat_standin = True``, without ``__file__``, whose ``npu`` is the
+    simulated device's ``torch.npu`` (device.py; importing the stand-in sets the device up). At the shallow depth it
+    also offers torch_npu's fused operators that libraries reach (see :class:`_Loader`).
+
+    Everything else of torch_npu (its other operators such as ``torch_npu.npu_format_cast``, ``torch_npu.contrib``,
+    unknown ``torch.npu`` names) raises an error naming it: :class:`NotSimulated` for attributes (an AttributeError,
+    so ``hasattr`` and ``getattr`` with a default keep working), :class:`NotSimulatedModule` for submodule imports (a
+    ModuleNotFoundError). :class:`StandInUse` records whether the script imported torch_npu and every name it asked
+    for that is not simulated.
+
+    Two depths, one stand-in. The shallow depth (the default) is the above. The deep one, ``depth="wheel"``, is the
+    same stand-in with torch_npu's real pure-Python code behind its ``__path__`` (``wheel_depth.py``): the released
+    wheel paired with the installed torch, unpacked (never installed) by ``wheel_release.py``, so
+    ``torch_npu._inductor`` and what it imports load from the wheel, native symbols come from the stub table
+    (``wheel_stubs.py``), and ``torch_npu`` itself and ``torch_npu.npu`` stay the stand-in and the simulated device.
+    The release is ``wheel_version``, by default the one paired with the installed torch
+    (``wheel_release.WheelUnavailable`` when there is none or it cannot be downloaded; raised before anything
+    changes). At that depth torch's and this package's code are served torch_npu too (see :func:`_asked_by_script`).
 
     On exit (also when the block raises) ``sys.meta_path`` and the ``torch_npu`` entries of ``sys.modules`` are as
     before (the simulated device the stand-in set up stays, without what torch_npu's code added to it). RuntimeError,
