@@ -120,7 +120,7 @@ def tests(session: nox.Session, torch: str) -> None:
 def slow(session: nox.Session, torch: str) -> None:
     """The slow tier (fresh interpreters, C++ builds, wheel downloads, real compiles) against one torch release, on
     both cores: pytest-xdist keeps each file in one worker, so a file's shared codegen run is made once. A core line
-    also gets the models extra, so its real-model tests run (tests/test_models.py: GPT-2, BERT; those marked
+    also gets the models extra, so its real-model tests run (tests/project/test_models.py: GPT-2, BERT; those marked
     `corpus`, minutes each, are left to `nox -s corpus`)."""
     models = torch in MODEL_LIBRARIES
     _install_line(session, torch, models=models)
@@ -317,19 +317,19 @@ def torch_npu_wheel(session: nox.Session, torch: str) -> None:
     session.run("python", "-c", COMPILE_SITE_PACKAGES)
     session.run("python", "-c", CHECK_TORCH, torch)
     tests = (
-        "tests/test_torch_npu_wheel.py",
-        "tests/test_torch_npu_fixes.py",
-        "tests/test_torch_npu_verdicts.py",
-        "tests/test_torch_npu_reports.py",
-        "tests/test_torch_npu_load_order.py",
-        "tests/test_torch_npu_tiling.py",
-        "tests/test_torch_npu_constant_load.py",
-        "tests/test_torch_npu_store.py",
-        "tests/test_torch_npu_long_rows.py",
-        "tests/test_torch_npu_hint_numels.py",
-        "tests/test_torch_npu_flex.py",
-        "tests/test_torch_npu_fallbacks.py",
-        "tests/test_torch_npu_log.py",
+        "tests/tools/wheel/test_torch_npu_wheel.py",
+        "tests/common/fixes/test_torch_npu_fixes.py",
+        "tests/tools/survey/test_torch_npu_verdicts.py",
+        "tests/tools/wheel/test_torch_npu_reports.py",
+        "tests/common/fixes/test_torch_npu_load_order.py",
+        "tests/common/fixes/test_torch_npu_tiling.py",
+        "tests/common/fixes/test_torch_npu_constant_load.py",
+        "tests/common/fixes/test_torch_npu_store.py",
+        "tests/common/fixes/test_torch_npu_long_rows.py",
+        "tests/common/fixes/test_torch_npu_hint_numels.py",
+        "tests/tools/wheel/test_torch_npu_flex.py",
+        "tests/common/fixes/test_torch_npu_fallbacks.py",
+        "tests/tools/wheel/test_torch_npu_log.py",
     )
     # both tiers; the reproducers of torch_npu bugs run on every pair here (on CI's lines only where they reproduce)
     env = {"PYTHONDONTWRITEBYTECODE": "1", "NPU_INDUCTOR_COMPAT_EVERY_RELEASE": "1"}
@@ -342,7 +342,7 @@ def torch_npu_wheel(session: nox.Session, torch: str) -> None:
 
 # The README's torch_npu matrix column of a pair, recomputed (the flex-scenario column costs ~1 min a pair more: it is
 # recomputed by `nox -s torch_npu_wheel`, and in CI on the core lines' pairs)
-PAIR_COLUMN_TESTS = ("tests/test_torch_npu_verdicts.py",)
+PAIR_COLUMN_TESTS = ("tests/tools/survey/test_torch_npu_verdicts.py",)
 
 
 @nox.session

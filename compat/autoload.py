@@ -11,10 +11,10 @@ from npu_inductor_compat import hooks
 from npu_inductor_compat.envflags import env_flag
 from npu_inductor_compat.npu_graph import graph_uses_npu
 
-# What `import torch` pays for this module is its own import and two setattrs: it imports no other module of the
-# package but three leaves (the journal, records and targets load at activation), nothing torch has not imported already
-# (tests/test_autoload.py keeps the set exact). So the hook is not a journal record: arm() keeps the two originals
-# and disarm() puts them back, exactly, under the same rule as the journal's undo.
+# What `import torch` pays for this module is its own import and two setattrs: it imports no other module of the package
+# but three leaves (the journal, records and targets load at activation), nothing torch has not imported already
+# (tests/compat/test_autoload.py keeps the set exact). So the hook is not a journal record: arm() keeps the two
+# originals and disarm() puts them back, exactly, under the same rule as the journal's undo.
 
 log = logging.getLogger("npu_inductor_compat")
 

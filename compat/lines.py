@@ -89,7 +89,8 @@ LINES: tuple[Line, ...] = (
     ),
 )
 
-# The oldest supported release line: a removal tag for a release at or below it is stale (tests/test_compat_tags.py).
+# The oldest supported release line: a removal tag for a release at or below it is stale
+# (tests/dev/test_compat_tags.py).
 MIN_SUPPORTED: tuple[int, int] = (LINES[0].first[0], LINES[0].first[1])
 
 # The newest torch minor release the test matrix runs (noxfile.py's TORCH_LINES); anything newer gets a warning.
@@ -100,7 +101,7 @@ LINES_START, LINES_END = "<!-- version-lines:start -->", "<!-- version-lines:end
 
 
 def lines_table() -> str:
-    """docs/fixes.md's version-lines table, generated from LINES (tests/test_lines.py keeps the doc in step)."""
+    """docs/fixes.md's version-lines table, generated from LINES (tests/compat/test_lines.py keeps the doc in step)."""
     rows = ["| module | torch | what differs |", "|---|---|---|"]
     for line in LINES:
         first = ".".join(map(str, line.first[:2])) + ".x"

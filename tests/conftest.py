@@ -43,6 +43,7 @@ HERE = Path(__file__).parent
 # The dev scripts (not shipped: the import graph, the README picture, retire, the matrices) import as top-level
 # modules of their own names, as they do when run as `python dev/NAME.py`.
 sys.path.insert(0, str(HERE.parent / "dev"))
+_load(HERE / "npu_compat_test_paths.py")  # ROOT and TESTS, for test modules at any depth
 _load(HERE / "npu_compat_test_env.py")  # the package's variables a child process must not inherit
 _load(HERE / "npu_compat_test_codegen.py")  # the one way a test runs codegen
 _load(HERE / "npu_compat_test_tiers.py")

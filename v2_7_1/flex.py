@@ -78,8 +78,8 @@ def backward_grid_is_symbolic() -> bool:
 SYMBOLIC_BACKWARD_GRID = Patch(
     id="flex-backward-symbolic-grid",
     proven_by=(
-        "tests/test_flex_grid.py::test_without_the_fix_the_backward_fails_with_the_symbolic_grid_assertion",
-        "tests/test_flex_grid.py::test_with_the_fix_every_flex_graph_gets_a_cpp_wrapper_with_a_symbolic_backward_grid",
+        "tests/lines/test_flex_grid.py::test_without_the_fix_the_backward_fails_with_the_symbolic_grid_assertion",
+        "tests/lines/test_flex_grid.py::test_with_the_fix_every_flex_graph_gets_a_cpp_wrapper_with_a_symbolic_backward_grid",
     ),
     layer="fix",
     why=(
@@ -142,7 +142,7 @@ def choices_asking_the_device(original: Any) -> Any:
 
 CONFIGS_FROM_DEVICE = Patch(
     id="flex-configs-from-device",
-    proven_by=("tests/test_flex_grid.py::test_without_the_configs_record_torch_2_7s_flex_asks_cuda_and_fails",),
+    proven_by=("tests/lines/test_flex_grid.py::test_without_the_configs_record_torch_2_7s_flex_asks_cuda_and_fails",),
     layer="fix",
     why=(
         "torch 2.7/2.8 pick flex block sizes from torch.cuda's compute capability and SM count for every device: "

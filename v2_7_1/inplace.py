@@ -69,8 +69,8 @@ def check_skips_removed_users() -> bool:
 INPLACE_SKIPS_REMOVED_USERS = Patch(
     id="inplace-skips-removed-users",
     proven_by=(
-        "tests/test_inplace_removed_users.py::test_without_the_fix_the_backward_stops_with_torchs_key_error",
-        "tests/test_inplace_removed_users.py::test_with_the_fix_a_conv_batch_norm_training_step_generates_both_graphs",
+        "tests/lines/test_inplace_removed_users.py::test_without_the_fix_the_backward_stops_with_torchs_key_error",
+        "tests/lines/test_inplace_removed_users.py::test_with_the_fix_a_conv_batch_norm_training_step_generates_both_graphs",
     ),
     layer="fix",
     why=(

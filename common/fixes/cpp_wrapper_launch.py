@@ -96,8 +96,8 @@ def _saving_launch_metadata(original: Callable[..., Any]) -> Callable[..., Any]:
 AUTOTUNER_KERNEL_METADATA = Patch(
     id="autotuner-kernel-metadata",
     proven_by=(
-        "tests/test_npu_launch.py::test_launch_block_matches_the_golden_shared_by_every_torch_line",
-        "tests/test_kernel_metadata.py::test_torchs_own_autotuner_finds_triton_ascends_binary_for_an_npu_kernel",
+        "tests/common/device/test_npu_launch.py::test_launch_block_matches_the_golden_shared_by_every_torch_line",
+        "tests/common/device/test_kernel_metadata.py::test_torchs_own_autotuner_finds_triton_ascends_binary_for_an_npu_kernel",
     ),
     layer="fix",
     why=(
@@ -302,8 +302,8 @@ def cpp_wrapper_workspace_locks(adapters: LineAdapters) -> Patch:
     return Patch(
         id="cpp-wrapper-workspace-locks",
         proven_by=(
-            "tests/test_codegen.py::test_without_the_launch_fix_a_cpp_wrapper_graph_fails_naming_the_fix",
-            "tests/test_npu_wrapper_run.py::test_workspace_and_locks_never_alias_and_are_never_freed_before_their_launch",
+            "tests/tools/codegen/test_codegen.py::test_without_the_launch_fix_a_cpp_wrapper_graph_fails_naming_the_fix",
+            "tests/common/device/test_npu_wrapper_run.py::test_workspace_and_locks_never_alias_and_are_never_freed_before_their_launch",
         ),
         layer="fix",
         why=(

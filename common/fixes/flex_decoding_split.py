@@ -9,7 +9,9 @@ from npu_inductor_compat.patching import Change, Patch
 
 DECODING_SPLIT_FROM_DEVICE = Patch(
     id="flex-decoding-split-from-device",
-    proven_by=("tests/test_flex_decoding_split.py::test_without_its_record_flex_decoding_asks_cuda_and_fails",),
+    proven_by=(
+        "tests/common/fixes/test_flex_decoding_split.py::test_without_its_record_flex_decoding_asks_cuda_and_fails",
+    ),
     layer="fix",
     why=(
         "flex decoding (short queries) sizes its split from torch.cuda's SM count for every device: lowering it "

@@ -41,8 +41,8 @@ def _var_mean_lowered_elsewhere() -> bool:
 VARIANCE_TWO_STEP = Patch(
     id="npu-variance-two-step",
     proven_by=(
-        "tests/test_kernel_forms.py::test_class_b_a_looped_variance_is_accepted_with_its_record",
-        "tests/test_layer_norm.py::test_layer_norm_forward_and_backward_compile_on_npu_with_stock_inductor",
+        "tests/common/fixes/test_kernel_forms.py::test_class_b_a_looped_variance_is_accepted_with_its_record",
+        "tests/common/device/test_layer_norm.py::test_layer_norm_forward_and_backward_compile_on_npu_with_stock_inductor",
     ),
     layer="fix",
     why=(
@@ -55,7 +55,9 @@ VARIANCE_TWO_STEP = Patch(
         "torch_npu 2.7.1.post11 lowering.py var_mean_helper_ (always the sum-based var_mean_sum_; its triton.py "
         "raises for welford_reduce); torch's own switch (config.mtia.disable_welford_reduction, 2.12) is for MTIA only"
     ),
-    remove_when="triton-ascend lowers a tl.reduce of three operands (tests/test_kernel_forms.py then says so)",
+    remove_when=(
+        "triton-ascend lowers a tl.reduce of three operands (tests/common/fixes/test_kernel_forms.py then says so)"
+    ),
     changes=(Change("torch._inductor.lowering:use_two_step_variance", _two_step_on_npu),),
     upstream_has_fix=_var_mean_lowered_elsewhere,
 )
@@ -116,7 +118,7 @@ def _shifted(var: Any, size: Any) -> Any:
 INDEX_WRAP_AS_SHIFT = Patch(
     id="npu-index-wrap-as-shift",
     proven_by=(
-        "tests/test_kernel_forms.py::test_class_a_a_gather_through_the_index_wrap_at_xblock_1_is_accepted_with_its_record",
+        "tests/common/fixes/test_kernel_forms.py::test_class_a_a_gather_through_the_index_wrap_at_xblock_1_is_accepted_with_its_record",
     ),
     layer="fix",
     why=(
@@ -130,7 +132,9 @@ INDEX_WRAP_AS_SHIFT = Patch(
         "torch codegen/common.py CSEProxy.indirect_indexing (same wrap on every line); torch_npu's index kernel "
         "copies it unchanged; a triton-ascend bug (triton-adapter-opt), not reported upstream yet"
     ),
-    remove_when="triton-ascend lowers a load through the where-form wrap at XBLOCK=1 (tests/test_kernel_forms.py)",
+    remove_when=(
+        "triton-ascend lowers a load through the where-form wrap at XBLOCK=1 (tests/common/fixes/test_kernel_forms.py)"
+    ),
     changes=(
         Change("torch._inductor.codegen.common:CSEProxy.indirect_indexing", _noting_wraps),
         Change("torch._inductor.codegen.triton:TritonKernel.load", _loading_through_shift),

@@ -102,8 +102,8 @@ def filter_masks_keeps_guard() -> bool:
 MASKED_LOAD_SIZE_SYMBOLS = Patch(
     id="torch-npu-masked-load-size-symbols",
     proven_by=(
-        "tests/test_torch_npu_fixes.py::test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it",
-        "tests/test_torch_npu_executed.py::"
+        "tests/common/fixes/test_torch_npu_fixes.py::test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it",
+        "tests/common/fixes/test_torch_npu_executed.py::"
         "test_execute_names_the_load_past_the_shorter_tensor_without_the_masked_load_record",
     ),
     layer="fix",
@@ -211,7 +211,7 @@ def persistent_reduction_fits() -> bool:
 PERSISTENT_REDUCTION_UB = Patch(
     id="torch-npu-persistent-reduction-ub",
     proven_by=(
-        "tests/test_torch_npu_fixes.py::test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it",
+        "tests/common/fixes/test_torch_npu_fixes.py::test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it",
     ),
     layer="fix",
     why=(
@@ -283,7 +283,9 @@ def argreduce_helpers_reduce_twice() -> bool:
 # releases' kernels call torch's.
 LOOPED_ARGREDUCE_INDEX = Patch(
     id="torch-npu-looped-argreduce-index",
-    proven_by=("tests/test_torch_npu_fixes.py::test_a_looped_argmax_reduces_value_and_index_apart_under_the_record",),
+    proven_by=(
+        "tests/common/fixes/test_torch_npu_fixes.py::test_a_looped_argmax_reduces_value_and_index_apart_under_the_record",
+    ),
     layer="fix",
     why=(
         "torch_npu's kernels end an argmax/argmin with torch's max_with_index/min_with_index, one tl.reduce over "

@@ -75,7 +75,7 @@ def _constant_load_reshaped(original: Callable[..., Any]) -> Callable[..., Any]:
 CONSTANT_LOAD_RESHAPE = Patch(
     id="torch-npu-constant-load-reshape",
     proven_by=(
-        "tests/test_torch_npu_constant_load.py::test_the_record_reshapes_the_loss_gradient_and_the_kernel_compiles_and_is_right",
+        "tests/common/fixes/test_torch_npu_constant_load.py::test_the_record_reshapes_the_loss_gradient_and_the_kernel_compiles_and_is_right",
     ),
     layer="fix",
     why=(

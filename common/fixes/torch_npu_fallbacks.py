@@ -52,7 +52,9 @@ def implicit_fallbacks_pass_under_ci() -> bool:
 
 IMPLICIT_FALLBACK_UNDER_CI = Patch(
     id="torch-npu-implicit-fallback-under-ci",
-    proven_by=("tests/test_torch_npu_fallbacks.py::test_under_ci_torch_npus_fallbacks_fail_without_the_record",),
+    proven_by=(
+        "tests/common/fixes/test_torch_npu_fallbacks.py::test_under_ci_torch_npus_fallbacks_fail_without_the_record",
+    ),
     layer="fix",
     why=(
         "torch_npu takes ops such as gelu and split out of Inductor's decompositions and lowerings so that they run "

@@ -68,8 +68,8 @@ def flex_lowerings_kept(adapters: LineAdapters) -> Patch:
     return Patch(
         id="torch-npu-flex-lowerings-kept",
         proven_by=(
-            "tests/test_torch_npu_flex.py::test_without_the_record_flex_attentions_forward_fails_with_the_releases_bug",
-            "tests/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
+            "tests/tools/wheel/test_torch_npu_flex.py::test_without_the_record_flex_attentions_forward_fails_with_the_releases_bug",
+            "tests/tools/wheel/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
         ),
         layer="fix",
         why=(
@@ -152,8 +152,8 @@ FLEX_PACKAGE = "torch._inductor.kernel.flex"  # torch >= 2.9: the only torch a t
 DECODING_FLOAT32_PRECISION = Patch(
     id="torch-npu-flex-decoding-precision",
     proven_by=(
-        "tests/test_torch_npu_flex.py::test_without_the_precision_record_the_decoding_kernel_reads_an_option_it_never_defines",
-        "tests/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
+        "tests/tools/wheel/test_torch_npu_flex.py::test_without_the_precision_record_the_decoding_kernel_reads_an_option_it_never_defines",
+        "tests/tools/wheel/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
     ),
     layer="fix",
     why=(
@@ -206,8 +206,8 @@ def _init_sets_what_torch_reads() -> bool:
 EPILOGUE_WITHOUT_NV_GEMM = Patch(
     id="torch-npu-combined-scheduling-epilogue",
     proven_by=(
-        "tests/test_torch_npu_flex.py::test_without_the_record_flex_attentions_forward_fails_with_the_releases_bug",
-        "tests/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
+        "tests/tools/wheel/test_torch_npu_flex.py::test_without_the_record_flex_attentions_forward_fails_with_the_releases_bug",
+        "tests/tools/wheel/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
     ),
     layer="fix",
     why=(

@@ -108,7 +108,9 @@ def numels_kept_symbolic() -> bool:
 
 NUMELS_AT_HINTS = Patch(
     id="torch-npu-numels-pinned",
-    proven_by=("tests/test_torch_npu_hint_numels.py::test_a_dynamic_graph_at_a_new_size_runs_a_kernel_of_that_size",),
+    proven_by=(
+        "tests/common/fixes/test_torch_npu_hint_numels.py::test_a_dynamic_graph_at_a_new_size_runs_a_kernel_of_that_size",
+    ),
     layer="fix",
     why=(
         "torch_npu's index kernel replaces each symbolic numel by its value at the size hints and adds no guard: a "

@@ -28,7 +28,7 @@ def computed_mask_in_load_layout(load: str, statement: str) -> str | None:
     Moving the permute after its load is not enough: the load's index is in the load's own layout (``x3_1``,
     ``y0_0``: the var_directions of IndexAnalysis.analyze_var_direction) while a computed mask is in the kernel's
     (``tmp2 = x3 < 8``), so the mask is permuted back into the load's layout too; the permute alone gives a wrong
-    gradient in Triton's interpreter (tests/test_torch_npu_load_order.py).
+    gradient in Triton's interpreter (tests/common/fixes/test_torch_npu_load_order.py).
     """
     found = _PERMUTE.fullmatch(statement)
     try:
@@ -112,7 +112,7 @@ def _statement_after_its_load(original: Callable[..., Any]) -> Callable[..., Any
 MASKED_LOAD_PERMUTE_ORDER = Patch(
     id="torch-npu-masked-load-permute-order",
     proven_by=(
-        "tests/test_torch_npu_load_order.py::test_the_record_loads_rope_backwards_permuted_operand_in_order_and_right",
+        "tests/common/fixes/test_torch_npu_load_order.py::test_the_record_loads_rope_backwards_permuted_operand_in_order_and_right",
     ),
     layer="fix",
     why=(

@@ -122,7 +122,7 @@ def configs_have_tiles() -> bool:
 LONG_ROWS_TILES = Patch(
     id="torch-npu-long-rows-tiles",
     proven_by=(
-        "tests/test_torch_npu_long_rows.py::test_the_record_gives_the_long_rows_max_configs_that_compile_and_are_right",
+        "tests/common/fixes/test_torch_npu_long_rows.py::test_the_record_gives_the_long_rows_max_configs_that_compile_and_are_right",
     ),
     layer="fix",
     why=(

@@ -70,8 +70,8 @@ def _never_divides_by_zero() -> bool:
 SPLIT_BLOCKS_PAST_CORES = Patch(
     id="torch-npu-split-blocks-past-cores",
     proven_by=(
-        "tests/test_torch_npu_split_blocks.py::test_past_the_cores_the_axis_keeps_its_whole_length_instead_of_dividing_by_zero",
-        "tests/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
+        "tests/common/fixes/test_torch_npu_split_blocks.py::test_past_the_cores_the_axis_keeps_its_whole_length_instead_of_dividing_by_zero",
+        "tests/tools/wheel/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
     ),
     layer="fix",
     why=(

@@ -148,7 +148,7 @@ def split_decides_symbolic_sizes() -> bool:
 SPLIT_SYMBOLIC_SIZES = Patch(
     id="torch-npu-split-symbolic-sizes",
     proven_by=(
-        "tests/test_torch_npu_fixes.py::test_torch_npus_range_split_fails_without_its_records_where_they_apply",
+        "tests/common/fixes/test_torch_npu_fixes.py::test_torch_npus_range_split_fails_without_its_records_where_they_apply",
     ),
     layer="fix",
     why=(
@@ -217,7 +217,7 @@ def cant_split_raised_right() -> bool:
 CANT_SPLIT_ARGUMENTS = Patch(
     id="torch-npu-cant-split-arguments",
     proven_by=(
-        "tests/test_torch_npu_fixes.py::test_torch_npus_own_split_refuses_with_a_cant_split_torch_accepts_under_the_record",
+        "tests/common/fixes/test_torch_npu_fixes.py::test_torch_npus_own_split_refuses_with_a_cant_split_torch_accepts_under_the_record",
     ),
     layer="fix",
     why=(

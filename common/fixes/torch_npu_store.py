@@ -116,7 +116,9 @@ def _stores_a_block_of_one(original: Callable[..., Any]) -> Callable[..., Any]:
 
 PERSISTENT_REDUCTION_STORE = Patch(
     id="torch-npu-persistent-reduction-store",
-    proven_by=("tests/test_torch_npu_store.py::test_the_record_stores_batch_norms_statistics_through_a_block_of_one",),
+    proven_by=(
+        "tests/common/fixes/test_torch_npu_store.py::test_the_record_stores_batch_norms_statistics_through_a_block_of_one",
+    ),
     layer="fix",
     why=(
         "torch_npu's index kernel stores a persistent reduction over two axes (batch norm) as tl.store(ptr + (x0), "

@@ -90,8 +90,8 @@ def _reduction_axes_tiled(original: Callable[..., Any]) -> Callable[..., Any]:
 TWO_REDUCTION_TILING = Patch(
     id="torch-npu-two-reduction-tiling",
     proven_by=(
-        "tests/test_torch_npu_tiling.py::test_the_record_keeps_a_channels_last_batch_norms_channels_out_of_its_sums",
-        "tests/test_torch_npu_tiling.py::test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are_right",
+        "tests/common/fixes/test_torch_npu_tiling.py::test_the_record_keeps_a_channels_last_batch_norms_channels_out_of_its_sums",
+        "tests/common/fixes/test_torch_npu_tiling.py::test_the_record_tiles_batch_norms_reduction_axes_only_and_its_statistics_are_right",
     ),
     layer="fix",
     why=(

@@ -85,7 +85,7 @@ def masked_skips_size_symbols() -> bool:
 MASKED_SUBBLOCK_SIZE_SYMBOLS = Patch(
     id="torch-npu-masked-subblock-size-symbols",
     proven_by=(
-        "tests/test_torch_npu_fixes.py::test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it",
+        "tests/common/fixes/test_torch_npu_fixes.py::test_torch_npus_kernels_show_each_bug_without_its_record_and_not_with_it",
     ),
     layer="fix",
     why=(
@@ -152,7 +152,7 @@ def make_reduction_takes_strict_sum() -> bool:
 MAKE_REDUCTION_STRICT_SUM = Patch(
     id="torch-npu-make-reduction-strict-sum",
     proven_by=(
-        "tests/test_torch_npu_fixes.py::test_without_the_strict_sum_record_torch_npus_make_reduction_fails_every_sum",
+        "tests/common/fixes/test_torch_npu_fixes.py::test_without_the_strict_sum_record_torch_npus_make_reduction_fails_every_sum",
     ),
     layer="fix",
     why=(

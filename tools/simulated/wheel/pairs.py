@@ -1,6 +1,6 @@
 """Each torch_npu release on PyPI and the exact torch its wheel's metadata requires: one table, read from the wheels.
 
-tests/test_pairs.py checks every row against the wheel's METADATA and that PyPI has no release the table misses."""
+tests/tools/wheel/test_pairs.py checks each row against the wheel's METADATA, and that PyPI has no release it misses."""
 
 from __future__ import annotations
 

@@ -1,0 +1,293 @@
+"""The NPU C++ wrapper on several host threads, and the launch runtime alone: the real wrapper on the simulated NPU
+against the stub libtorch_npu and libascendcl of test_npu_wrapper_queue.py, and the runtime header compiled on its own
+against the emulated ACL (a file of its own so that pytest-xdist runs it beside the queue tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import emulated_acl_harness as harness  # registered by conftest.py
+import pytest
+from npu_compat_test_paths import TESTS
+
+pytestmark = [pytest.mark.subprocess, pytest.mark.build, pytest.mark.download]
+
+EMULATED = TESTS / "emulated_acl"
+
+SCENARIOS = harness.SCENARIOS
+_run_plan = harness.run_plan
+
+
+# ---------------------------------------------------------------------------------------------- several host threads
+@pytest.mark.parametrize("queue", ["0", "1"])
+def test_two_host_threads_in_the_wrapper_with_a_small_lock_image_budget(
+    emulated_npu: Any, tmp_path: Path, queue: str
+) -> None:
+    """The whole wrapper on two host threads at once, sizes chosen so that the packed-lock kernel needs a new lock
+    image on almost every call and a 4 KiB budget evicts the images all the time: with the task queue off each thread
+    launches itself, with it on both feed one queue. Nothing may read freed memory, pinned or device (the emulation
+    keeps freed memory poisoned), and every call completes."""
+    sizes = [[64, 4096, 32, 128, 2048, 256], [96, 8192, 160, 512, 1024, 352]]
+    plan = {
+        "graph": "threads",
+        "record": False,
+        "scenarios": SCENARIOS,
+        "cores": harness.PLAN_CORES,
+        "threads": 2,
+        "iterations": 4,
+        "sizes": sizes,
+    }
+    env = {"TASK_QUEUE_ENABLE": queue, "NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET": "4096"}
+    found = _run_plan(emulated_npu, plan, tmp_path, env)
+    assert found["errors"] == [], found["errors"]
+    assert found["calls"] == 4 * sum(len(mine) for mine in sizes)
+    assert found["hazards"] == [], found["hazards"][:5]
+    assert found["acl"]["aclrtFreeHost"] >= 10, found["acl"]  # the budget evicted images again and again
+    assert found["acl"].get("aclrtFree", 0) >= 1, found["acl"]  # and the workspace block grew while both ran
+
+
+@pytest.mark.parametrize("launch", ["queued", "before-queue"])
+def test_another_threads_larger_request_never_frees_a_launchs_workspace(
+    emulated_npu: Any, tmp_path: Path, launch: str
+) -> None:
+    """Two host threads with the task queue off, the interleaving forced: the first thread's workspace request, once
+    served, is held until another request is served (2 s at most), and the second thread starts then, asking for more
+    than the block holds. The launch guard keeps the second request out until the first launch is on the stream.
+    Shown able to fail: the launch as this package generated it before the task queue (no guard) lets the second
+    request grow the block, and the first launch is given freed memory."""
+    plan = {
+        "graph": "threads",
+        "record": False,
+        "scenarios": [{"workspace_size": 65536}],
+        "cores": harness.PLAN_CORES,
+        "threads": 2,
+        "iterations": 1,
+        "sizes": [[64], [65536]],
+        "pause": True,
+        **({"launch": launch} if launch != "queued" else {}),
+    }
+    found = _run_plan(emulated_npu, plan, tmp_path, {"TASK_QUEUE_ENABLE": "0"})
+    assert found["errors"] == [], found["errors"]
+    assert found["calls"] == 2
+    assert found["acl"].get("aclrtFree", 0) >= 1, found["acl"]  # the second request grew the block
+    if launch == "queued":
+        assert found["hazards"] == [], found["hazards"][:5]
+    else:
+        assert any("reads freed device memory" in hazard for hazard in found["hazards"]), found["hazards"][:5]
+
+
+# ---------------------------------------------------------------------------------------------- lock images, 2 threads
+RACE = r"""
+#include "runtime.h"
+#include "emulated_acl.h"
+#include <atomic>
+#include <cstdio>
+#include <thread>
+// Two host threads (the task queue off: each runs its launches itself), one lock image each, the second past the
+// images' budget so that it evicts the first. Thread A is held between looking its image up and queuing the copy
+// until B has evicted: with `split`, A looks up and copies as this package's launch did before (the images' lock
+// released in between); without, A uses copy_lock_image, and B can only evict before the look-up or after the copy.
+extern "C" int race(int split) {
+  using namespace npu_inductor_compat_rt;
+  aclrtStream stream = emulated_acl_stream(0);
+  const LockLayout a = lock_layout(5ULL << 20, 0, 1, "kernel_a");  // 40 MiB of ordered slots
+  const LockLayout b = lock_layout((5ULL << 20) + 8, 0, 1, "kernel_b");  // 40 MiB more: past the 64 MiB budget
+  void* locks_a = nullptr;
+  void* locks_b = nullptr;
+  if (aclrtMalloc(&locks_a, a.bytes, ACL_MEM_MALLOC_HUGE_ONLY)) return 1;
+  if (aclrtMalloc(&locks_b, b.bytes, ACL_MEM_MALLOC_HUGE_ONLY)) return 1;
+  std::atomic<int> step{0};
+  std::thread first([&] {
+    if (split) {
+      const void* image;
+      {
+        std::lock_guard<std::mutex> hold(lock_images_guard());
+        image = lock_image(a, 7, 0, "kernel_a");
+      }
+      step = 1;
+      while (step != 2) std::this_thread::yield();
+      aclrtMemcpyAsync(locks_a, a.bytes, image, a.bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream);
+    } else {
+      copy_lock_image(locks_a, a, 7, 0, stream, "kernel_a");
+      step = 1;
+      while (step != 2) std::this_thread::yield();
+    }
+  });
+  std::thread second([&] {
+    while (step != 1) std::this_thread::yield();
+    copy_lock_image(locks_b, b, 9, 0, stream, "kernel_b");
+    step = 2;
+  });
+  first.join();
+  second.join();
+  emulated_acl_synchronize_all();
+  return static_cast<const int64_t*>(locks_a)[0] == 7 ? 0 : 2;  // what kernel_a's locks start at
+}
+
+// Two launches on device 0, one given device memory 32 bytes past an allocation's start, one its start.
+extern "C" int misaligned() {
+  void* base = nullptr;
+  aclrtFuncHandle kernel = nullptr;
+  if (aclrtMalloc(&base, 4096, ACL_MEM_MALLOC_HUGE_ONLY)) return 1;
+  if (aclrtBinaryGetFunction(nullptr, "kernel_a", &kernel)) return 1;
+  for (void* arg : {static_cast<void*>(static_cast<char*>(base) + 32), base}) {
+    aclrtStream stream = emulated_acl_stream(0);
+    if (aclrtLaunchKernelWithHostArgs(kernel, 1, stream, nullptr, &arg, sizeof(arg), nullptr, 0)) return 1;
+  }
+  emulated_acl_synchronize_all();
+  return 0;
+}
+
+// blockDim of an all-blocks-parallel launch of 65535 blocks on device 0, or -1 and the error.
+extern "C" long long capped(int vector, char* error, int size) {
+  try {
+    return npu_inductor_compat_rt::block_dim(65535, true, 0, vector != 0, "kernel_a");
+  } catch (const std::exception& err) {
+    std::snprintf(error, size, "%s", err.what());
+    return -1;
+  }
+}
+
+// The budget as the runtime reads it from NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET, or its error.
+extern "C" long long budget(char* error, int size) {
+  try {
+    return static_cast<long long>(npu_inductor_compat_rt::lock_image_budget("kernel_a"));
+  } catch (const std::exception& err) {
+    std::snprintf(error, size, "%s", err.what());
+    return -1;
+  }
+}
+"""
+
+RACE_RUN = """
+import ctypes, json, sys
+race = ctypes.CDLL(sys.argv[1])
+acl = ctypes.CDLL(sys.argv[2])
+acl.emulated_acl_report.restype = ctypes.c_char_p
+code = race.race(int(sys.argv[3])) if sys.argv[3] in ("0", "1") else None
+if sys.argv[3] == "misaligned":
+    code = race.misaligned()
+if sys.argv[3] == "cores":  # the same process for every value: the runtime reads NPU_DEVICE_LIMIT at each launch
+    import os
+    acl.emulated_acl_set_cores.argtypes = [ctypes.c_int32, ctypes.c_int64, ctypes.c_int64]
+    acl.emulated_acl_set_cores(0, 24, 48)
+    race.capped.restype = ctypes.c_longlong
+    found = {}
+    for value in json.loads(sys.argv[4]):
+        os.environ["NPU_DEVICE_LIMIT"] = value
+        error = ctypes.create_string_buffer(512)
+        found[value] = [race.capped(vector, error, 512) for vector in (1, 0)] + [error.value.decode()]
+    print(json.dumps(found))
+    sys.exit(0)
+report = json.loads(acl.emulated_acl_report())
+error = ctypes.create_string_buffer(512)
+race.budget.restype = ctypes.c_longlong
+budget = race.budget(error, 512)
+print(json.dumps({"code": code, "hazards": report["hazards"], "frees": report["calls"].get("aclrtFreeHost", 0),
+                  "budget": budget, "budget_error": error.value.decode()}))
+"""
+
+
+@pytest.fixture(scope="module")
+def runtime_program(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The launch runtime header compiled on its own into a small program (RACE) against the emulated ACL; returns
+    run(mode, *args, env=...) -> the JSON line RACE_RUN prints."""
+    from torch.utils.cpp_extension import include_paths
+
+    from npu_inductor_compat.common.device import npu_launch
+    from npu_inductor_compat.tools.simulated.codegen.headers import _cpp_standard
+
+    folder = tmp_path_factory.mktemp("runtime_program")
+    (folder / "runtime.h").write_text(npu_launch.runtime_source())
+    source = folder / "race.cpp"
+    source.write_text(RACE)
+    library = folder / "librace.so"
+    command = [
+        "g++",
+        _cpp_standard(),
+        "-O1",
+        "-shared",
+        "-fPIC",
+        "-w",
+        f"-I{folder}",
+        f"-I{EMULATED}",
+        f"-I{emulated_npu.torch_npu_home / 'include'}",
+        f"-I{emulated_npu.torch_npu_home / 'include' / 'third_party' / 'acl' / 'inc'}",
+        *(f"-I{path}" for path in include_paths()),
+        str(source),
+        "-o",
+        str(library),
+        f"-L{emulated_npu.libascendcl.parent}",
+        "-lascendcl",
+        "-pthread",
+        f"-Wl,-rpath,{emulated_npu.libascendcl.parent}",
+    ]
+    built = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+    assert built.returncode == 0, built.stderr[-4000:]
+    ours = ("NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET", "NPU_DEVICE_LIMIT")
+    clean = {key: value for key, value in os.environ.items() if key not in ours}
+
+    def run(mode: str, *args: str, env: dict[str, str] | None = None) -> Any:
+        done = subprocess.run(
+            [sys.executable, "-c", RACE_RUN, str(library), str(emulated_npu.libascendcl), mode, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+            env={**clean, **(env or {})},
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    return run
+
+
+def test_a_lock_image_is_never_freed_between_its_look_up_and_its_copy(runtime_program: Any) -> None:
+    """Two host threads against the emulated ACL, the interleaving forced: the second thread's new image evicts the
+    first's. With the copy queued under the images' lock the first thread's locks start at their value and nothing is
+    freed under a copy; with the look-up and the copy split, as this package's launch was, the copy is queued from
+    freed memory (shown able to fail)."""
+    together, split = runtime_program("0"), runtime_program("1")
+    assert {key: together[key] for key in ("code", "hazards", "frees")} == {"code": 0, "hazards": [], "frees": 1}
+    assert split["frees"] == 1 and split["code"] == 2, split
+    assert "aclrtMemcpyAsync queued from a host buffer aclrtFreeHost already freed" in split["hazards"]
+
+
+def test_a_launch_given_device_memory_off_acls_alignment_is_flagged(runtime_program: Any) -> None:
+    """The emulated ACL's alignment check, shown able to fire: every hazard-free launch in the wrapper tests means
+    something only if a pointer 32 bytes into an allocation (ACL starts each on 64 bytes) is caught."""
+    found = runtime_program("misaligned")
+    assert found["code"] == 0, found
+    (hazard,) = found["hazards"]
+    assert hazard.startswith("launch of kernel_a is given device memory off a 64-byte boundary (argument at byte 0,")
+    assert hazard.endswith(" offset 32)"), hazard
+
+
+def test_the_lock_image_budget_is_64_mib_unless_set_and_a_bad_value_names_itself(runtime_program: Any) -> None:
+    budget = "NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET"
+    assert runtime_program("budget")["budget"] == 64 << 20
+    assert runtime_program("budget", env={budget: "4096"})["budget"] == 4096
+    bad = runtime_program("budget", env={budget: "64M"})
+    assert bad["budget"] == -1 and bad["budget_error"] == (
+        f"NPU kernel kernel_a: {budget}=64M is not a byte count (expected a positive integer; unset means 67108864)"
+    ), bad
+
+
+def test_npu_device_limit_caps_all_blocks_parallel_launches_as_torch_npu_reads_it(runtime_program: Any) -> None:
+    """torch_npu's Inductor (master, _inductor/config.py) caps its cores with NPU_DEVICE_LIMIT="cube,vector" and
+    exits on a malformed value; a launch here caps at the limit of its kind and fails naming the variable."""
+    limits = ["", "12,24", " 6 , 12 ", "12,30", "30,60", "0,0", "abc", "12"]
+    cores = runtime_program("cores", json.dumps(limits))
+    # unset: the device's 48 vector / 24 AI cores; a limit caps each kind
+    assert [cores[value][:2] for value in ("", "12,24", " 6 , 12 ")] == [[48, 24], [24, 12], [12, 6]]
+    for value in limits[3:]:
+        assert cores[value][:2] == [-1, -1], (value, cores[value])
+        assert cores[value][2] == (
+            f"NPU kernel kernel_a: NPU_DEVICE_LIMIT='{value}': expected 'cube_cores,vector_cores', two positive "
+            "integers at most this device's 24,48 with vector = cube x 2"
+        ), cores[value]
