@@ -1,4 +1,1 @@
-"""Mechanisms several torch lines share (backends, layers, providers, the NPU launch), driven by a line's adapters.
-
-Nothing here imports a version module or a tool; importing this package imports no torch module.
-"""
+"""What the lines share, driven by each line's adapters: composition/, device/, fixes/ (no torch import)."""

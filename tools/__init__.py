@@ -1,2 +1,1 @@
-"""Tools built on the runtime and never imported by it: the simulated NPU with its codegen CLI (simulated/), the
-torch_npu wheel survey (torch_npu_survey/)."""
+"""Tools on the runtime, never imported by it: the simulated NPU (simulated/), the survey (torch_npu_survey/)."""

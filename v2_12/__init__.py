@@ -1,5 +1,4 @@
-"""Version module for torch 2.12.x-2.14.x: named (ContextVar) option entries, a per-device benchmarker registry,
-split JIT/AOT C++ includes from 2.13. Declares one LINE."""
+"""Version module for torch 2.12.x-2.14.x: its adapters and its LINE (what differs: compat/lines.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Version module for torch 2.15.x and newer: no DEVICE_TO_ATEN (device_to_aten() asks the op overrides), a device-
-driven cpp_wrapper two-pass check. Declares one LINE."""
+"""Version module for torch 2.15.x and newer: its adapters and its LINE (what differs: compat/lines.py)."""
 
 from __future__ import annotations
 

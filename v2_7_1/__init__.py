@@ -1,6 +1,4 @@
-"""Version module for torch 2.7.x-2.8.x: flex attention in kernel/flex_attention.py with a plain backward grid (its
-own fixes in flex.py), the in-place reuse check fix (inplace.py), unnamed option entries, built-in op overrides
-loaded before registering npu. One LINE."""
+"""Version module for torch 2.7.x-2.8.x: its adapters, its own flex and in-place fixes, and its LINE."""
 
 from __future__ import annotations
 

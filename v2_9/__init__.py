@@ -1,5 +1,4 @@
-"""Version module for torch 2.9.x-2.11.x: flex in kernel/flex/ with symbolic grids, unnamed option entries, built-in
-op overrides loaded before registering npu, a precompiled cpp_wrapper header. Declares one LINE."""
+"""Version module for torch 2.9.x-2.11.x: its adapters and its LINE (what differs: compat/lines.py)."""
 
 from __future__ import annotations
 

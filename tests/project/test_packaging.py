@@ -124,17 +124,37 @@ def test_no_bare_imports_of_source_folders() -> None:
 
 
 @pytest.mark.once
+def test_pyproject_lists_every_package_its_package_dir_maps() -> None:
+    """setuptools needs every package named: pyproject's ``packages`` is exactly the package-dir folders and each
+    sub-folder with an ``__init__.py`` under them (a new room that is not listed would be left out of the wheel),
+    and ruff's banned-api names every source folder."""
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {
+        ".".join((package, *init.parent.relative_to(ROOT / folder).parts))
+        for folder, package in folder_packages(ROOT).items()
+        for init in (ROOT / folder).rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert sorted(setuptools["packages"]) == sorted(on_disk)
+    banned = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]["flake8-tidy-imports"]
+    assert sorted(banned["banned-api"]) == sorted(SOURCE_FOLDERS)
+
+
+@pytest.mark.once
 def test_each_folder_says_what_lives_there() -> None:
-    """Every package folder's __init__.py opens with a docstring (one sentence of what it holds)."""
+    """Every package folder's __init__.py, sub-packages too, opens with a one-line docstring of what it holds."""
     import ast
 
-    missing = []
-    for folder in (*SOURCE_FOLDERS, "tools/simulated"):
-        init = ROOT / folder / "__init__.py"
-        doc = ast.get_docstring(ast.parse(init.read_text()))
-        if not doc or not doc.strip():
-            missing.append(folder)
-    assert missing == []
+    inits = [init for folder in SOURCE_FOLDERS for init in sorted((ROOT / folder).rglob("__init__.py"))]
+    assert len(inits) > len(SOURCE_FOLDERS)  # the sub-packages are read too
+    wrong = {}
+    for init in inits:
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        if len(doc.strip().splitlines()) != 1:
+            wrong[str(init.relative_to(ROOT))] = doc
+    assert wrong == {}
 
 
 @pytest.mark.once

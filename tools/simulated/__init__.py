@@ -1,2 +1,1 @@
-"""A simulated NPU: the real Inductor pipeline for device "npu" on a machine without one (codegen only); rooms:
-npu/ (the device), codegen/, execution/, kernels/, compare/ (diff), wheel/ (torch_npu's released codegen)."""
+"""A simulated NPU for the real Inductor pipeline: npu/, codegen/, execution/, kernels/, compare/, wheel/."""
