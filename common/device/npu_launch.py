@@ -21,7 +21,7 @@ NPU_WRAPPER_HEADER = "torch/csrc/inductor/cpp_wrapper/common.h"
 
 def runtime_source() -> str:
     """The launch runtime's C++ (package data), spliced into every NPU C++ wrapper."""
-    return resources.files("npu_inductor_compat.common").joinpath(RUNTIME_FILE).read_text()
+    return resources.files("npu_inductor_compat.common.device").joinpath(RUNTIME_FILE).read_text()
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,43 @@ def test_pyproject_lists_every_package_its_package_dir_maps() -> None:
 
 
 @pytest.mark.once
+def test_every_package_data_file_the_source_reads_is_where_it_looks() -> None:
+    """Each ``resources.files("package").joinpath(NAME)`` in the source names a package that holds NAME (a file
+    moved to another room without its look-up would fail only in the slow tier's C++ builds)."""
+    import ast
+    from importlib import resources
+
+    found = []
+    for folder in SOURCE_FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            constants = {
+                target.id: node.value.value
+                for node in tree.body
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                for target in node.targets
+                if isinstance(target, ast.Name)
+            }
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                    continue
+                inner = node.func.value
+                if (
+                    node.func.attr == "joinpath"
+                    and isinstance(inner, ast.Call)
+                    and getattr(inner.func, "attr", "") == "files"
+                ):
+                    package = inner.args[0]
+                    name = node.args[0]
+                    package_text = package.value if isinstance(package, ast.Constant) else None
+                    name_text = name.value if isinstance(name, ast.Constant) else constants.get(getattr(name, "id", ""))
+                    found.append((str(path.relative_to(ROOT)), package_text, name_text))
+    assert found, "no package data look-up found: the scan is broken"
+    missing = [entry for entry in found if None in entry or not resources.files(entry[1]).joinpath(entry[2]).is_file()]
+    assert missing == []
+
+
+@pytest.mark.once
 def test_each_folder_says_what_lives_there() -> None:
     """Every package folder's __init__.py, sub-packages too, opens with a one-line docstring of what it holds."""
     import ast
