@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import architecture
+
 # The tag: `CAN REMOVE when MIN_SUPPORTED >= (X, Y) [scope]: why`, in a comment, where [scope] says what goes once
 # the oldest supported release reaches X.Y (docs/fixes.md):
 #   [block] the tag's comment through the next `# END CAN REMOVE` line;
@@ -289,6 +291,10 @@ def retire_oldest(root: Path) -> list[str]:
             kept = text.splitlines(keepends=True)
             path.write_text("".join(line for i, line in enumerate(kept) if i not in gone))
             done.append(f"{path.relative_to(root)}: {len(gone)} lines")
+    readme = root / "README.md"
+    if architecture.START in readme.read_text():  # the picture of what is left: the line's edges are gone
+        readme.write_text(architecture.with_picture(readme.read_text(), architecture.picture_of(root)))
+        done.append("README.md: the architecture picture redrawn")
     return done
 
 
