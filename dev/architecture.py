@@ -20,8 +20,8 @@ def is_line(folder: str) -> bool:
 
 
 def room_edges(graph: Mapping[str, Iterable[str]], room: Callable[[str], str | None]) -> set[tuple[str, str]]:
-    """Module edges as (source room, target room): ``room`` is the import test's ``folder_of`` (a folder, or the
-    roof: compat's orchestration); a module named only at run time and a room's edges to itself are left out."""
+    """Module edges as (source room, target room): ``room`` maps a module to its room (sub_rooms: a folder, the roof,
+    or a sub-package); a module named only at run time and a room's edges to itself are left out."""
     return {
         (here, there)
         for source, targets in graph.items()
