@@ -34,10 +34,17 @@ def folder_packages(root: Path) -> dict[str, str]:
     return {folder: package for package, folder in declared.items()}
 
 
-def package_dir_toml(folders: list[str]) -> str:
-    """pyproject.toml's package-dir for a planted tree of these top-level folders (compat is the package)."""
+def planted_tree(root: Path, files: dict[str, str]) -> Path:
+    """The tests' planted trees: ``files`` under ``root``, and pyproject.toml's package-dir (after any pyproject text
+    given) for each top-level folder with an ``__init__.py`` (compat is the package)."""
+    folders = sorted({name.split("/")[0] for name in files if name.count("/") == 1 and name.endswith("/__init__.py")})
     rows = [f'"{PACKAGE if folder == "compat" else f"{PACKAGE}.{folder}"}" = "{folder}"' for folder in folders]
-    return "[tool.setuptools.package-dir]\n" + "".join(f"{row}\n" for row in rows)
+    pyproject = files.get("pyproject.toml", "") + "[tool.setuptools.package-dir]\n" + "".join(f"{r}\n" for r in rows)
+    for name, text in {**files, "pyproject.toml": pyproject}.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
 
 
 def module_files(root: Path) -> dict[str, Path]:
@@ -59,7 +66,7 @@ def _parsed(text: str) -> ast.Module:
     return ast.parse(text)
 
 
-def _constants(tree: ast.Module) -> dict[str, str]:
+def string_constants(tree: ast.Module) -> dict[str, str]:
     """A module's top-level ``NAME = "text"`` assignments (what an f-string's ``{NAME}`` stands for)."""
     found = {}
     for node in tree.body:
@@ -68,7 +75,7 @@ def _constants(tree: ast.Module) -> dict[str, str]:
     return found
 
 
-def _text(node: ast.expr, constants: dict[str, str]) -> str | None:
+def text_of(node: ast.expr, constants: dict[str, str]) -> str | None:
     """A string argument as written: a literal, a module constant, or an f-string whose parts that are neither
     become DYNAMIC (``f"{PACKAGE}.{name}"`` -> ``npu_inductor_compat.<dynamic>``)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -82,18 +89,18 @@ def _text(node: ast.expr, constants: dict[str, str]) -> str | None:
                 parts.append(str(value.value))
             else:
                 inner = value.value if isinstance(value, ast.FormattedValue) else value
-                parts.append(_text(inner, constants) or DYNAMIC)  # type: ignore[arg-type]
+                parts.append(text_of(inner, constants) or DYNAMIC)  # type: ignore[arg-type]
         return "".join(parts)
     return None
 
 
 def _named(node: ast.Call, constants: dict[str, str]) -> str | None:
-    """The module a call like ``importlib.import_module("x")`` or ``targets.resolve("x:y")`` names (see _text)."""
+    """The module a call like ``importlib.import_module("x")`` or ``targets.resolve("x:y")`` names (see text_of)."""
     func = node.func
     called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     if called not in IMPORTING_CALLS or not node.args:
         return None
-    text = _text(node.args[0], constants)
+    text = text_of(node.args[0], constants)
     if text is None:
         return None
     text = text.partition(":")[0]
@@ -104,7 +111,7 @@ def _run_as_main(node: ast.List | ast.Tuple, constants: dict[str, str]) -> Itera
     """The modules a command line runs with ``-m`` (``[sys.executable, "-m", "npu_inductor_compat.x", ...]``)."""
     for flag, after in zip(node.elts, node.elts[1:], strict=False):
         if isinstance(flag, ast.Constant) and flag.value == "-m":
-            text = _text(after, constants)
+            text = text_of(after, constants)
             if text is not None and text.startswith(PACKAGE):
                 yield f"{text}.__main__" if text == PACKAGE else text
 
@@ -115,7 +122,7 @@ def imported_names(path: Path, module: str, groups: EntryPoints | None = None) -
     ``-m``, and every target of an entry point group (``groups``: group -> modules) it loads by name."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     tree = _parsed(path.read_text())
-    constants = _constants(tree)
+    constants = string_constants(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
@@ -154,7 +161,7 @@ def entry_points(root: Path) -> EntryPoints:
     constants = {}
     for module in module_files(root).values():
         constants.update(
-            {name: text for name, text in _constants(_parsed(module.read_text())).items() if text in targets}
+            {name: text for name, text in string_constants(_parsed(module.read_text())).items() if text in targets}
         )
     return EntryPoints(targets, constants)
 

@@ -18,15 +18,6 @@ def test_the_readme_picture_is_the_import_graph_of_this_tree() -> None:
     assert readme == picture, "README's picture is out of date: python dev/architecture.py --write README.md"
 
 
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    folders = sorted({name.split("/")[0] for name in files if name.count("/") == 1 and name.endswith("/__init__.py")})
-    files = {**files, "pyproject.toml": import_graph.package_dir_toml(folders)}
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
-
-
 def test_a_new_import_changes_the_picture_and_a_back_edge_is_dashed(tmp_path: Path) -> None:
     files = {
         "compat/__init__.py": "",
@@ -36,10 +27,10 @@ def test_a_new_import_changes_the_picture_and_a_back_edge_is_dashed(tmp_path: Pa
         "v2_9/__init__.py": "from npu_inductor_compat.common import a\n",
         "v2_12/__init__.py": "from npu_inductor_compat.common import a\n",
     }
-    before = architecture.picture_of(_tree(tmp_path, files))
+    before = architecture.picture_of(import_graph.planted_tree(tmp_path, files))
     assert before.splitlines()[2:-1] == ['    lines["v*/"] --> common["common/"]', '    common --> compat["compat/"]']
     files["v2_12/__init__.py"] += "from npu_inductor_compat import b\n"
-    both = architecture.picture_of(_tree(tmp_path, files))
+    both = architecture.picture_of(import_graph.planted_tree(tmp_path, files))
     assert both.splitlines()[2] == '    lines["v*/"] --> common["common/"] & compat["compat/"]'
     (tmp_path / "common/a.py").write_text("def f():\n    from npu_inductor_compat.v2_9 import c\n")
     (tmp_path / "v2_9/c.py").write_text("")
@@ -62,7 +53,7 @@ def test_sub_packages_are_rooms_of_their_own(tmp_path: Path) -> None:
         "tools/simulated/npu/__init__.py": "",
         "tools/simulated/npu/device.py": "from npu_inductor_compat.common.device import launch\n",
     }
-    lines = architecture.picture_of(_tree(tmp_path, files)).splitlines()[2:-1]
+    lines = architecture.picture_of(import_graph.planted_tree(tmp_path, files)).splitlines()[2:-1]
     assert lines == [
         '    tools_simulated_npu["tools/simulated/npu/"] --> common_device["common/device/"]',
         '    common_device --> common["common/"]',

@@ -15,7 +15,7 @@ from import_graph import (
     folder_of,
     import_graph,
     is_back_edge,
-    package_dir_toml,
+    planted_tree,
     unresolved_problems,
 )
 from npu_compat_test_paths import ROOT
@@ -98,21 +98,10 @@ def test_a_cut_edge_put_back_is_a_cycle_again(why: str) -> None:
     assert cycle_problems(graph, KNOWN_CYCLES)  # and the dependency test fails
 
 
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    """The files, and pyproject.toml's package-dir for each top-level folder with an ``__init__.py``."""
-    folders = sorted({name.split("/")[0] for name in files if name.count("/") == 1 and name.endswith("/__init__.py")})
-    files = {**files, "pyproject.toml": files.get("pyproject.toml", "") + package_dir_toml(folders)}
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
 @pytest.mark.once
 def test_an_injected_cycle_fails_naming_its_path(tmp_path: Path) -> None:
     """A cycle hidden in a function body, an importlib string and a TYPE_CHECKING block is still a cycle."""
-    root = _tree(
+    root = planted_tree(
         tmp_path,
         {
             "compat/__init__.py": "",
@@ -140,7 +129,7 @@ def test_an_injected_cycle_fails_naming_its_path(tmp_path: Path) -> None:
 
 @pytest.mark.once
 def test_an_injected_back_edge_fails_with_importlib_strings_read(tmp_path: Path) -> None:
-    root = _tree(
+    root = planted_tree(
         tmp_path,
         {
             "compat/__init__.py": "",
@@ -181,7 +170,7 @@ def test_planted_edges_of_each_kind_fail(tmp_path: Path) -> None:
     """A dynamic import read over the line names, a ``-m`` command line and an entry point group are edges: a cycle
     or a back edge through each fails, as an unresolvable dynamic import does; the roof's entry point edge into the
     tools (how the CLI reaches the commands) alone is allowed."""
-    root = _tree(
+    root = planted_tree(
         tmp_path,
         {
             "pyproject.toml": '[project.entry-points."npu_inductor_compat.commands"]\n'

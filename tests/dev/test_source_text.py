@@ -31,16 +31,20 @@ def files(*suffixes: str) -> list[Path]:
     return [path for path in retire.source_files(ROOT) if path.suffix in suffixes]
 
 
-def docstring_lines(source: str) -> int:
-    """Lines of the module docstring: the first token, if a string (read token by token: parsing it all is slow)."""
+def _docstring_token(source: str) -> tokenize.TokenInfo | None:
+    """The module docstring's token: the first token, if a string (read token by token: parsing it all is slow)."""
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENCODING):
             continue
-        if token.type != tokenize.STRING:
-            return 0
-        docstring = ast.literal_eval(token.string)
-        return len(docstring.strip("\n").splitlines()) if isinstance(docstring, str) else 0
-    return 0
+        return token if token.type == tokenize.STRING else None
+    return None
+
+
+def docstring_lines(source: str) -> int:
+    """Lines of the module docstring."""
+    token = _docstring_token(source)
+    docstring = ast.literal_eval(token.string) if token is not None else None
+    return len(docstring.strip("\n").splitlines()) if isinstance(docstring, str) else 0
 
 
 def test_every_module_docstring_is_at_most_three_lines() -> None:
@@ -66,12 +70,11 @@ MAX_HEADER_COMMENT_LINES = 4
 
 def header_comment_lines(source: str) -> int:
     """Whole-line comments directly after the module docstring (blank lines between them count as part of it)."""
-    tree = ast.parse(source)
-    first = tree.body[0] if tree.body else None
-    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and first.end_lineno):
+    token = _docstring_token(source)
+    if token is None:
         return 0
     count = 0
-    for line in source.splitlines()[first.end_lineno :]:
+    for line in source.splitlines()[token.end[0] :]:
         if line.startswith("#"):
             count += 1
         elif line.strip():

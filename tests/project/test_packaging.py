@@ -149,31 +149,22 @@ def test_every_package_data_file_the_source_reads_is_where_it_looks() -> None:
     import ast
     from importlib import resources
 
+    from import_graph import DYNAMIC, module_files, string_constants, text_of
+
     found = []
-    for folder in SOURCE_FOLDERS:
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            tree = ast.parse(path.read_text())
-            constants = {
-                target.id: node.value.value
-                for node in tree.body
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-                for target in node.targets
-                if isinstance(target, ast.Name)
-            }
-            for node in ast.walk(tree):
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-                    continue
-                inner = node.func.value
-                if (
-                    node.func.attr == "joinpath"
-                    and isinstance(inner, ast.Call)
-                    and getattr(inner.func, "attr", "") == "files"
-                ):
-                    package = inner.args[0]
-                    name = node.args[0]
-                    package_text = package.value if isinstance(package, ast.Constant) else None
-                    name_text = name.value if isinstance(name, ast.Constant) else constants.get(getattr(name, "id", ""))
-                    found.append((str(path.relative_to(ROOT)), package_text, name_text))
+    for path in module_files(ROOT).values():
+        tree = ast.parse(path.read_text())
+        constants = string_constants(tree)
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "joinpath"
+            ):
+                continue
+            inner = node.func.value
+            if isinstance(inner, ast.Call) and getattr(inner.func, "attr", "") == "files":
+                package, name = (text_of(arg, constants) for arg in (inner.args[0], node.args[0]))
+                read = [None if text is None or DYNAMIC in text else text for text in (package, name)]
+                found.append((str(path.relative_to(ROOT)), *read))
     assert found, "no package data look-up found: the scan is broken"
     missing = [entry for entry in found if None in entry or not resources.files(entry[1]).joinpath(entry[2]).is_file()]
     assert missing == []
