@@ -22,7 +22,7 @@
 // It records every call, every allocation and every launch as it runs (kernel, device, stream, blockDim, launch
 // attributes, the argument bytes, the device memory each argument word points into and the bytes there before the
 // kernel ran); a launched kernel then dirties the device memory its arguments point into (64 KiB from each), as a
-// real one may.
+// real one may, unless the test set a kernel runner (emulated_acl_set_kernel_runner): then the runner executes it.
 // Hazards it flags: a launch (or a torch_npu op's host function, emulated_acl_uses) reading freed memory, a blocking
 // aclrtMemcpy into memory that queued work still uses, a host buffer changed or freed before the aclrtMemcpyAsync
 // that reads it ran.
@@ -48,6 +48,7 @@ constexpr uint32_t kMaxBlocks = 65535;
 constexpr size_t kDumpBytes = 4096;
 constexpr uint64_t kDirtyBytes = 64 << 10;  // what a launch dirties from each pointer it was given
 constexpr uint64_t kDeviceAlign = 64;       // aclrtMalloc: "The start address of the memory is 64-byte aligned"
+constexpr int kFreshByte = 0x5A;             // what newly allocated device memory holds
 
 struct Region {
   uintptr_t begin = 0;
@@ -102,6 +103,7 @@ struct State {
   int32_t (*device_source)() = nullptr;
   int32_t own_device = 0;
   bool record_launches = true;
+  emulated_acl_kernel_runner runner = nullptr;  // the test's device: executes each launch
   int launches_run = 0;
   int64_t pinned = 0;
   int64_t peak_pinned = 0;
@@ -264,6 +266,14 @@ void run(Op& op) {
                          ",\"args\":" + quoted(hex(op.args.data(), op.args.size())) + ",\"pointers\":" + pointers +
                          "}");
   }
+  if (s.runner != nullptr) {  // the kernel executed; it writes what it writes and leaves its scratch dirty itself
+    char message[2048] = {0};
+    if (s.runner(op.kernel.c_str(), op.blocks, op.args.data(), op.args.size(), message, sizeof(message)) != 0) {
+      message[sizeof(message) - 1] = '\0';
+      s.hazards.push_back("kernel " + op.kernel + " failed on the emulated device: " + message);
+    }
+    return;
+  }
   for (const Span& span : dirty) {  // the kernel leaves the device memory it was given dirty
     if (!span.freed) std::memset(reinterpret_cast<void*>(span.begin), 0xA5, span.size);
   }
@@ -365,6 +375,20 @@ void emulated_acl_record_launches(int record) {
   state().record_launches = record != 0;
 }
 
+void emulated_acl_set_kernel_runner(emulated_acl_kernel_runner runner) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  state().runner = runner;
+}
+
+int emulated_acl_region_of(const void* address, uint64_t* begin, uint64_t* size) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  Region* region = region_at(reinterpret_cast<uintptr_t>(address));
+  if (region == nullptr) return 0;
+  *begin = region->begin;
+  *size = region->size;
+  return region->freed ? -1 : 1;
+}
+
 void emulated_acl_synchronize_all(void) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   for (auto& [key, stream] : state().streams) run_stream(stream);
@@ -444,8 +468,11 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
 }
 
 // Device memory at exactly ACL's alignment: 64 bytes past a 128-byte boundary; never freed (aclrtFree poisons it).
+// Its content is whatever was there (aclrtMalloc initialises nothing): here kFreshByte, never zeros a kernel could
+// mistake for initialised locks.
 void* device_memory(uint64_t size) {
-  auto* raw = static_cast<unsigned char*>(std::calloc(size + 3 * kDeviceAlign, 1));  // room to align, then offset
+  auto* raw = static_cast<unsigned char*>(std::malloc(size + 3 * kDeviceAlign));  // room to align, then offset
+  std::memset(raw, kFreshByte, size + 3 * kDeviceAlign);
   const uintptr_t above = (reinterpret_cast<uintptr_t>(raw) + 2 * kDeviceAlign - 1) / (2 * kDeviceAlign) * (2 * kDeviceAlign);
   return reinterpret_cast<void*>(above + kDeviceAlign);
 }

@@ -37,6 +37,14 @@ void emulated_acl_written(const void* address);
 // A host function on a stream (a torch_npu op's stand-in) uses the device memory at `address` as it runs: a hazard
 // when that memory was freed (`user` names the use).
 void emulated_acl_uses(const void* address, const char* user);
+// Executes each launch when it reaches its stream, instead of dirtying the memory it was given: called with the
+// kernel's name, blockDim and the packed argument bytes; returns 0, or non-zero with a message written into
+// `message` (at most `capacity` bytes, NUL included), which becomes a hazard naming the kernel. NULL: no runner.
+typedef int (*emulated_acl_kernel_runner)(const char* kernel, uint32_t blocks, const void* args, uint64_t size,
+                                          char* message, uint64_t capacity);
+void emulated_acl_set_kernel_runner(emulated_acl_kernel_runner runner);
+// The block of device or pinned memory `address` lies in: 1 (live) or -1 (freed) with its start and size, or 0.
+int emulated_acl_region_of(const void* address, uint64_t* begin, uint64_t* size);
 // Bytes of pinned host memory now and at the most since the start.
 int64_t emulated_acl_pinned_bytes(void);
 int64_t emulated_acl_peak_pinned_bytes(void);

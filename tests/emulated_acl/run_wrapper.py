@@ -8,16 +8,19 @@
 # TORCHINDUCTOR_CACHE_DIR, which the harness shares within a test module.
 #
 # Inductor generates the C++ wrapper for ``graph`` (``cpp_wrapper=True``, dynamic shapes), compiles it and links it
-# with the package's build options against libtorch_npu / libascendcl, loads it and calls it with real input tensors;
-# only the Triton kernels themselves are not run (the emulated ACL records each launch and dirties the memory it was
-# given). Each kernel gets the launch metadata of one scenario, in the order Inductor saves them.
+# with the package's build options against libtorch_npu / libascendcl, loads it and calls it with real input tensors.
+# The emulated ACL records each launch; with "execute" the emulated device runs each kernel from its packed arguments
+# in Triton's interpreter (executed_run.py), else it dirties the memory the launch was given. Each kernel gets the
+# launch metadata of one scenario, in the order Inductor saves them.
 #
-# PLAN: {"scenarios": [metadata, ...], "cores": {device: [ai, vector]}, "record": bool, "phases": [{"device": d,
-# "sizes": [n or "over_limit", ...], "env": {...}, "fail": [ACL function or null, ...]}, ...]}.
-# A phase with a new device or env compiles afresh; each size is called once per entry of "fail", with that ACL
-# function failing. For each call
-# the output records the size, device, input and output data pointers and which launches it made; for each failing
-# call the error message. After each call every task queue is emptied and the device synchronised, as
+# PLAN: {"scenarios": [metadata, ...], "cores": {device: [ai, vector]}, "record": bool, "execute": n, "phases":
+# [{"device": d, "sizes": [n or "over_limit", ...], "env": {...}, "fail": [ACL function or null, ...], "plant":
+# bool}, ...]}. A phase with a new device, env or plant compiles afresh; each size is called once per entry of
+# "fail", with that ACL function failing; "execute" runs the kernels of calls whose input has at most n elements;
+# "plant" (with "execute") generates each launch with a defect (executed_run.PLANTS). For each call the output
+# records the size, device, input and output data pointers and which launches it made, for an executed call whether
+# each output matched eager and what the device found; for each failing call the error message. After each call
+# every task queue is emptied and the device synchronised, as
 # torch.npu.synchronize() does (the stub libtorch_npu's emulated_torch_npu_synchronize_device).
 #
 # With "graph": "mm" the graph is a Triton kernel, a torch_npu matmul (torch_npu's C shim) and another Triton kernel,
@@ -38,6 +41,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -194,17 +198,20 @@ def reuse_isa_verdicts(folder: str) -> None:
 
 
 def main() -> None:
+    with open(sys.argv[1]) as file:
+        plan = json.load(file)
+    if plan.get("execute"):  # Triton decides at import whether its functions are interpreted
+        os.environ["TRITON_INTERPRET"] = "1"
     import torch
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
+    from executed_run import Executed
 
     from npu_inductor_compat.activation import activate
     from npu_inductor_compat.common.composition import providers
     from npu_inductor_compat.tools.simulated.codegen.kernel_params import simulated_metadata
     from npu_inductor_compat.tools.simulated.npu import device
 
-    with open(sys.argv[1]) as file:
-        plan = json.load(file)
     acl = ctypes.CDLL(os.path.join(os.environ["ASCEND_HOME_PATH"], "lib64", "libascendcl.so"))
     npu = ctypes.CDLL(os.path.join(os.environ["NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME"], "lib", "libtorch_npu.so"))
     npu.emulated_torch_npu_hold_queue.argtypes = [ctypes.c_int32, ctypes.c_int]
@@ -243,6 +250,7 @@ def main() -> None:
         return
     assigned: dict[str, int] = {}
     metadata_for = scenario_of(plan["scenarios"], assigned)
+    executed = Executed(acl, plan["scenarios"], assigned, plan["execute"]) if plan.get("execute") else None
 
     calls: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
@@ -251,10 +259,11 @@ def main() -> None:
     with inductor_config.patch(CPP_WRAPPER_AFRESH), simulated_metadata(metadata_for):
         for phase in plan["phases"]:
             os.environ.update(phase.get("env", {}))
-            key = (phase["device"], json.dumps(phase.get("env", {}), sort_keys=True))
+            key = (phase["device"], json.dumps(phase.get("env", {}), sort_keys=True), phase.get("plant"))
             if key != compiled_for:
                 torch._dynamo.reset()
                 compiled, compiled_for = torch.compile(graph, dynamic=True), key
+            plant = bool(phase.get("plant")) and executed is not None
             for size in phase["sizes"]:
                 n = size if isinstance(size, int) else over_the_launch_limit(kernels)
                 x = torch.randn(n).to(f"npu:{phase['device']}")
@@ -264,9 +273,13 @@ def main() -> None:
                     continue
                 for function in phase.get("fail", [None]):
                     acl.emulated_acl_fail((function or "").encode())
-                    first = len(json.loads(acl.emulated_acl_report())["launches"])
+                    before = json.loads(acl.emulated_acl_report())
+                    first, hazards = len(before["launches"]), len(before["hazards"])
+                    if executed:
+                        executed.select(n)
                     try:
-                        outputs = compiled(x)
+                        with executed.planted(plant) if executed else contextlib.nullcontext():
+                            outputs = compiled(x)
                     except Exception as err:  # the wrapper's C++ error, as Python sees it
                         errors.append({"n": n, "fail": function, "type": type(err).__name__, "message": str(err)})
                         outputs = None
@@ -287,9 +300,12 @@ def main() -> None:
                                 "x": x.data_ptr(),
                                 "outputs": [out.data_ptr() for out in outputs],
                                 "launches": [first, last],
+                                **(executed.compare(x, outputs, graph, hazards) if executed else {}),
                             }
                         )
                     del outputs
+            if phase.get("plant"):  # its findings are in its calls' records; the report starts again after it
+                acl.emulated_acl_reset()
     report = json.loads(acl.emulated_acl_report())
     print(json.dumps({"kernels": kernels, "calls": calls, "errors": errors, "report": report}))
 

@@ -6,15 +6,17 @@ fixes)."""
 # package's build options for "npu" against libtorch_npu and libascendcl, loads it and calls it with real input tensors.
 # The two libraries are stubs built from emulations of torch_npu's workspace allocator and of the ACL runtime
 # (tests/emulated_acl: each modelled on the real component's source, cited there, and compiled against the real
-# torch_npu and ACL headers of the torch_npu wheel paired with this torch line). Only the Triton kernels do not run: the
-# emulated ACL records every launch (kernel, device, blockDim, launch attributes, the packed argument bytes, the memory
-# each argument points into) and dirties the memory it was given, as a kernel may.
+# torch_npu and ACL headers of the torch_npu wheel paired with this torch line). The emulated ACL records every launch
+# (kernel, device, blockDim, launch attributes, the packed argument bytes, the memory each argument points into); the
+# emulated device then runs each kernel of a small call from its packed arguments in Triton's interpreter (the tool's
+# device_launch, reading the struct by triton-ascend's launcher layout), and dirties the memory of a larger one.
 #
-# Each kernel gets the metadata of one scenario. What is checked is computed here from the sources (triton-ascend's
-# launcher for the argument layout, lock layout and block rules; torch_npu's allocator for the memory), not from the
-# package's code: every tensor pointer, scalar, workspace and lock pointer in its slot for every launch; workspace and
-# locks never overlap and are never freed before the launch that uses them, across sizes that grow and shrink; the lock
-# contents each launch sees; the launch limit and all-blocks-parallel capping; the device; ACL failures.
+# Each kernel gets the metadata of one scenario. What is checked is computed from the sources (triton-ascend's
+# launcher for the argument layout, lock layout and block rules, in the tool's packed_args; torch_npu's allocator for
+# the memory), not from the wrapper generator's code: every output of an executed call against eager; every tensor
+# pointer, scalar, workspace and lock pointer in its slot for every launch; workspace and locks never overlap and are
+# never freed before the launch that uses them, across sizes that grow and shrink; the lock contents each launch sees;
+# the launch limit and all-blocks-parallel capping; the device; ACL failures; planted launch defects caught.
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from typing import Any
 import emulated_acl_harness as harness  # registered by conftest.py
 import pytest
 from npu_compat_test_paths import TESTS
+
+from npu_inductor_compat.tools.simulated.execution import packed_args
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.build, pytest.mark.download]
 
@@ -47,6 +51,7 @@ FAILING = [
     "aclrtLaunchKernelWithHostArgs",
 ]
 PLAN = {
+    "execute": 1024,  # the largest input whose kernels are executed (Triton's interpreter: ~1 ms an element)
     "scenarios": SCENARIOS,
     "cores": harness.PLAN_CORES,
     "phases": [
@@ -58,10 +63,18 @@ PLAN = {
 }
 # ACL failures inside the launch, each on its own call: with the task queue off, so each surfaces at its call (with
 # the queue on, the first failure puts torch_npu's queue in its error state for good: see the ordering tests)
+# Then each kernel's launch generated with one defect (executed_run.PLANTS, by compile order): the lock buffer left
+# uninitialised, the last argument missing from the struct, the first two pointers swapped, the grid misaligned.
 INLINE_PLAN = {
+    "execute": 1024,
     "scenarios": SCENARIOS,
     "cores": PLAN["cores"],
-    "phases": [{"device": 0, "sizes": [80], "fail": FAILING}],  # a new size: a new lock image (aclrtMallocHost)
+    "phases": [
+        {"device": 0, "sizes": [80], "fail": FAILING},  # a new size: a new lock image (aclrtMallocHost)
+        # 512: the first kernel's workspace (65544 B a block) outgrows the block its size-80 calls left initialised,
+        # so its locks start in fresh memory, as they would after any other launch's use
+        {"device": 0, "sizes": [512], "plant": True},
+    ],
 }
 MAGIC = {"aiv": 0x41415246, "other": 0x43554245}  # ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE / _AICORE (acl_rt.h)
 
@@ -78,60 +91,20 @@ def inline_run(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory) -> d
 
 # ---------------------------------------------------------------------------------------------- expectations
 def _pure_simt(meta: dict[str, Any]) -> bool:
-    return bool(meta.get("force_simt_only") or meta.get("is_pure_simt"))
-
-
-def _c_type(signature: str) -> tuple[int, str]:
-    """(size, struct format) of a scalar as triton-ascend's launcher passes it (driver.py ty_to_cpp)."""
-    table = {"i1": (4, "i"), "i8": (1, "b"), "i16": (2, "h"), "i32": (4, "i"), "i64": (8, "q"), "u1": (4, "I")}
-    table |= {"u8": (1, "B"), "u16": (2, "H"), "u32": (4, "I"), "u64": (8, "Q")}
-    table |= {"fp16": (4, "f"), "bf16": (4, "f"), "fp32": (4, "f"), "fp64": (8, "d")}
-    return table[signature]
+    return packed_args.pure_simt(meta)
 
 
 def decode(args: bytes, meta: dict[str, Any], arguments: list[list[str]]) -> dict[str, Any]:
-    """The packed argument struct as triton-ascend's launcher lays it out (driver.py, make_launcher): [ffts_addr,]
-    [sync_block_lock, workspace_addr,] arguments, grid_0..2; pointers and 64-bit scalars 8-aligned, the rest
-    4-aligned; the struct padded to a multiple of 8."""
-    import struct
-
-    offset, fields = 0, {}
-
-    def take(name: str, size: int, form: str, align: int) -> None:
-        nonlocal offset
-        offset = (offset + align - 1) // align * align
-        fields[name] = struct.unpack_from("<" + form, args, offset)[0]
-        fields[name + "@"] = offset
-        offset += size
-
-    take("ffts_addr", 8, "Q", 8)  # the simulated NPU follows triton-ascend's rule: FFTS unless disabled
-    if not _pure_simt(meta):
-        take("sync_block_lock", 8, "Q", 8)
-        take("workspace_addr", 8, "Q", 8)
-    for name, signature in arguments:
-        if signature.startswith("*"):
-            take(name, 8, "Q", 8)
-        else:
-            size, form = _c_type(signature)
-            take(name, size, form, 8 if size == 8 else 4)
-    for axis in range(3):
-        take(f"grid_{axis}", 4, "i", 4)
-    assert len(args) == (offset + 7) // 8 * 8, f"argument struct is {len(args)} bytes, the layout {offset}"
-    return fields
+    """The packed argument struct's fields as the emulated device reads them (packed_args: triton-ascend's launcher
+    layout, cited there), with each field's offset under its name + "@". The kernels' execution from these same
+    fields (test_every_call_computes_what_eager_computes) is what shows the layout right."""
+    layout = packed_args.layout([(name, kind) for name, kind in arguments], meta, ffts=True)
+    fields = layout.decode(args)
+    return {**fields, **{field.name + "@": field.offset for field in layout.fields}}
 
 
 def lock_image(meta: dict[str, Any], block_dim: int) -> list[int]:
-    """The int64 slots a launch's lock buffer must hold before the kernel runs (docs/npu-launch.md;
-    triton-ascend make_launcher's sync_block_lock_layout)."""
-    layout = meta.get("sync_block_lock_layout", 0)
-    init = meta.get("lock_init_val", meta.get("lock_init_value", 0))
-    if not layout:
-        return [init] * meta.get("lock_num", 0)
-    ordered, unordered = layout & 0xFFFFFFFF, layout >> 32
-    mix = meta.get("mix_mode") == "mix" and meta.get("auto_tile_and_bind_subblock")
-    participants = block_dim * (2 if unordered and mix else 1)
-    one = [participants] + [0] * ((1 + 2 * participants) * 8 - 1)
-    return [0 if unordered else init] * (ordered * 8) + one * unordered
+    return packed_args.lock_image(meta, block_dim)
 
 
 def _launches(run: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -155,6 +128,36 @@ def test_the_graph_ran_every_kernel_for_every_size(run: dict[str, Any]) -> None:
     assert len(_launches(run)) >= 100
     assert run["report"]["hazards"] == []
     assert run["report"]["calls"].get("aclrtMemcpy", 0) == 0  # never a blocking copy
+
+
+def test_every_call_computes_what_eager_computes(run: dict[str, Any]) -> None:
+    """Each kernel ran on the emulated device from its packed argument struct (its pointers, scalars and grid read by
+    its signature, its workspace and locks checked), in Triton's interpreter, on the memory the struct points at: every
+    output of every call equals eager's, on both devices, in all-blocks-parallel mode too."""
+    executed = [call for call in run["calls"] if "matches" in call]
+    assert sorted(call["n"] for call in executed) == sorted(n for n in [48, *SIZES] if n <= PLAN["execute"])
+    for call in executed:
+        assert call["matches"] == [True] * 4, (call["n"], call["device"], call["matches"], call["hazards"])
+        assert call["hazards"] == []
+
+
+def test_each_planted_launch_defect_is_caught_by_the_executing_device(inline_run: dict[str, Any]) -> None:
+    """Shown able to fail: with one defect planted in each kernel's generated launch, every output is wrong, and the
+    device names the kernel and what it found: a lock buffer never initialised, a struct one argument short, a struct
+    whose grid moved; the two swapped pointers in the values (the kernel wrote its input)."""
+    (planted,) = [call for call in inline_run["calls"] if call["n"] == 512]
+    assert planted["matches"] == [False] * 4, planted
+    name_of = {kernel["scenario"]: name for name, kernel in inline_run["kernels"].items()}
+    found = {
+        index: [text for text in planted["hazards"] if f"kernel {name} failed" in text]
+        for index, name in name_of.items()
+    }
+    assert len(found[0]) == 1 and "lock buffer is not initialised" in found[0][0], found
+    assert len(found[1]) == 1 and "the argument struct is" in found[1][0], found
+    # the kernel reads the output as its input: past its end where the input is the larger (the bounds check of
+    # codegen --execute, execute_bounds), else only the values tell
+    assert all("on the device that reaches another tensor's memory" in text for text in found[2]), found
+    assert len(found[3]) == 1 and "the argument struct is" in found[3][0], found
 
 
 def test_tensor_pointers_and_scalars_are_in_their_slots(run: dict[str, Any]) -> None:

@@ -47,8 +47,10 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace simnpu {
 
@@ -539,6 +541,17 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "Raw stream handle of the device's current stream (always 0: one synchronous stream)");
   m.def("memory_allocated", []() { return simnpu::live_bytes.load(); }, "Bytes held by live simulated-npu tensors");
   m.def("max_memory_allocated", []() { return simnpu::peak_bytes.load(); }, "Peak of memory_allocated()");
+  m.def(
+      "block_of",
+      [](uintptr_t address) -> std::optional<std::pair<uintptr_t, int64_t>> {
+        std::lock_guard<std::mutex> lock(simnpu::live_mutex);
+        for (const auto& [ptr, size] : simnpu::live_blocks) {
+          const auto begin = reinterpret_cast<uintptr_t>(ptr);
+          if (address >= begin && address < begin + size) return std::make_pair(begin, static_cast<int64_t>(size));
+        }
+        return std::nullopt;
+      },
+      pybind11::arg("address"), "(start, bytes) of the live simulated-npu block holding `address`, or None");
   m.def("fallback_counts", &simnpu::take_fallback_counts, pybind11::arg("reset") = false,
         "Calls per operator that ran on CPU through the fallback since the last reset");
   m.def("device_count", []() { return static_cast<int64_t>(simnpu::kDeviceCount); });
