@@ -108,8 +108,8 @@ def render_launch(
       64-bit scalars 8-aligned, every other scalar 4-aligned (:attr:`ArgField.alignment`);
     - launches with ``aclrtLaunchKernelWithHostArgs``, passing the dynamic unified-buffer size of SIMT kernels built
       for 910_95 in the launch config; every ACL return code is checked, and the error names the kernel;
-    - refuses an aclgraph capture of the stream, naming the kernel (the workspace block could be freed under the
-      captured graph);
+    - refuses an aclgraph capture of the stream when the launch takes workspace or locks, naming the kernel and
+      which (the workspace block could be freed under the captured graph); a launch with neither is captured;
     - does all of that after the block count in work handed to torch_npu's task queue
       (``at_npu::native::OpCommand::RunOpApiV2``), so it reaches the stream after the torch_npu ops issued before it,
       holding the device's launch guard from the workspace request until the launch is queued (queue off: several
@@ -121,12 +121,13 @@ def render_launch(
         raise ValueError(f"kernel name {meta.kernel!r} is not a C++ identifier")
     ns = NAMESPACE
     capped = all_blocks_parallel and not meta.has_auto_blockify_blacklist_op
+    takes = _scratch_taken(meta)
     flag = "true" if capped else "false"
     outside = [
         f"// npu_inductor_compat launch of {meta.kernel}: {describe(meta)}"
         + ("; all blocks parallel" if capped else ""),
         f'static constexpr const char* npu_kernel_ = "{meta.kernel}";',
-        f"{ns}::refuse_capture(stream_, npu_kernel_);",
+        *([f'{ns}::refuse_capture(npu_kernel_, "{takes}");'] if takes else []),
         f"const uint64_t npu_grid_blocks_ = {ns}::grid_blocks(grid_0, grid_1, grid_2, {flag}, npu_kernel_);",
         f"const int32_t npu_device_ = {ns}::current_device();",
         f"const uint32_t npu_block_dim_ = {ns}::block_dim(npu_grid_blocks_, {flag}, npu_device_, "
@@ -177,6 +178,12 @@ def render_launch(
         "at_npu::native::OpCommand::RunOpApiV2(npu_kernel_, npu_launch_);",
     ]
     return "\n".join(outside + queued)
+
+
+def _scratch_taken(meta: KernelLaunchMetadata) -> str:
+    """What of torch_npu's workspace block the launch takes, in words ("" for nothing)."""
+    taken = [what for what, used in (("workspace", meta.uses_workspace), ("sync-block locks", meta.uses_locks)) if used]
+    return " and ".join(taken)
 
 
 def _scratch(meta: KernelLaunchMetadata) -> list[str]:

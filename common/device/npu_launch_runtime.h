@@ -12,6 +12,7 @@
 #include <c10/core/Device.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch_npu/csrc/core/npu/NPUGraphsUtils.h>
 #include <torch_npu/csrc/core/npu/NPUWorkspaceAllocator.h>
 #include <torch_npu/csrc/framework/OpCommand.h>
 
@@ -44,19 +45,20 @@ inline void check(aclError status, const char* kernel, const char* call) {
   }
 }
 
-// aclgraph capture is refused, before anything is queued. The launch takes workspace and locks from torch_npu's
-// per-stream workspace block (NPUWorkspaceAllocator.cpp), which a later, larger request frees and reallocates outside
-// any capture, so a captured launch would replay into freed memory; torch_npu's own dvm backend takes workspace from
-// the caching allocator while capturing instead (inductor/dvm/pybind_api.cpp). The stream is asked as torch_npu asks
-// it (core/npu/NPUGraphsUtils.cpp: aclmdlRICaptureGetInfo).
-inline void refuse_capture(aclrtStream stream, const char* kernel) {
-  aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
-  aclmdlRI model = nullptr;
-  check(aclmdlRICaptureGetInfo(stream, &status, &model), kernel, "aclmdlRICaptureGetInfo");
-  if (status != ACL_MODEL_RI_CAPTURE_STATUS_NONE) {
-    fail(kernel, "the stream is being captured into an aclgraph, which npu_inductor_compat's C++ wrapper does not "
-                 "support (its workspace comes from torch_npu's per-stream workspace block, which a later launch may "
-                 "free under the captured graph): capture the graph without cpp_wrapper, or run it uncaptured");
+// aclgraph capture of a launch that takes workspace or locks is refused, before anything is queued. They come from
+// torch_npu's per-stream workspace block (NPUWorkspaceAllocator.cpp), which a later, larger request frees and
+// reallocates outside any capture, so a captured launch would replay into freed memory; torch_npu's own dvm backend
+// takes workspace from the caching allocator while capturing instead (inductor/dvm/pybind_api.cpp). A launch with
+// neither is captured as any kernel. torch_npu is asked, as its own operators ask it (core/npu/NPUGraphsUtils.cpp,
+// currentStreamCaptureStatusMayInitCtx: the current stream, which is the launch's, aoti_torch_get_current_npu_stream):
+// it answers "none" on SoCs without capture and on a CANN without aclmdlRICaptureGetInfo, which it looks up at run
+// time (interface/AclInterface.cpp, IsCaptureSupported), so the wrapper neither links that symbol nor calls it there.
+inline void refuse_capture(const char* kernel, const char* takes) {
+  if (c10_npu::currentStreamCaptureStatusMayInitCtx() != c10_npu::CaptureStatus::None) {
+    fail(kernel, std::string("the stream is being captured into an aclgraph, and this launch takes its ") + takes +
+                     " from torch_npu's per-stream workspace block, which a later launch may free under the captured "
+                     "graph (npu_inductor_compat's C++ wrapper does not support that): capture the graph without "
+                     "cpp_wrapper, or run it uncaptured");
   }
 }
 

@@ -14,7 +14,9 @@
 //  - aclrtFree'd device memory is never handed out again here (it is poisoned and kept), so a launch whose argument
 //    points into freed memory is seen as such when it runs (pinned host memory is released: aclrtFreeHost checks
 //    that no queued copy still reads it);
-//  - aclrtGetDeviceInfo answers ACL_DEV_ATTR_AICORE_CORE_NUM / ACL_DEV_ATTR_VECTOR_CORE_NUM per device;
+//  - aclrtGetDeviceInfo answers ACL_DEV_ATTR_AICORE_CORE_NUM / ACL_DEV_ATTR_VECTOR_CORE_NUM per device, aclrtGetSocName
+//    the SoC a test names; built with EMULATED_ACL_WITHOUT_CAPTURE it has no aclmdlRICaptureGetInfo, as a CANN from
+//    before aclgraph capture;
 //  - device memory as ACL hands it out (acl_rt.h and CANN's API reference for aclrtMalloc / aclrtMallocAlign32): the
 //    start 64-byte aligned (and here no more: 64 bytes past a 128-byte boundary), the size rounded up to 32 bytes,
 //    plus 32 for aclrtMalloc; a launch argument pointing into device memory off a 64-byte boundary is flagged, since
@@ -103,6 +105,7 @@ struct State {
   int32_t (*device_source)() = nullptr;
   int32_t own_device = 0;
   bool record_launches = true;
+  std::string soc = "Ascend910B1";  // aclrtGetSocName's answer (a test may name another)
   emulated_acl_kernel_runner runner = nullptr;  // the test's device: executes each launch
   int launches_run = 0;
   int64_t pinned = 0;
@@ -373,6 +376,11 @@ void emulated_acl_set_device_source(int32_t (*source)(void)) {
 void emulated_acl_record_launches(int record) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   state().record_launches = record != 0;
+}
+
+void emulated_acl_set_soc_name(const char* name) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  state().soc = name;
 }
 
 void emulated_acl_set_kernel_runner(emulated_acl_kernel_runner runner) {
@@ -661,6 +669,7 @@ aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numB
   return queue(stream, std::move(op));
 }
 
+#ifndef EMULATED_ACL_WITHOUT_CAPTURE  // a CANN before aclgraph capture: no such function at all
 aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* status, aclmdlRI* modelRI) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError error = enter("aclmdlRICaptureGetInfo")) return error;
@@ -670,6 +679,9 @@ aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* statu
   if (modelRI != nullptr) *modelRI = nullptr;
   return ACL_SUCCESS;
 }
+#endif
+
+const char* aclrtGetSocName() { return state().soc.c_str(); }
 
 aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBlockType blockType, aclrtStream stream) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);

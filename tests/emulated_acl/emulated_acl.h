@@ -19,6 +19,8 @@ void emulated_acl_fail(const char* function);
 void emulated_acl_set_cores(int32_t device, int64_t ai_cores, int64_t vector_cores);
 // Whether `device`'s stream reports an aclgraph capture in progress (aclmdlRICaptureGetInfo).
 void emulated_acl_set_capturing(int32_t device, int capturing);
+// What aclrtGetSocName answers (Ascend910B1 unless set; torch_npu reads it once, so set it before the first use).
+void emulated_acl_set_soc_name(const char* name);
 // Stream `index` of `device` (created on first use), and its default stream (index 0).
 void* emulated_acl_stream_at(int32_t device, int32_t index);
 void* emulated_acl_stream(int32_t device);

@@ -46,8 +46,9 @@ def _load_build() -> Any:
     return module
 
 
-def build_emulated_npu(folder: Path) -> Any:
-    """The stub libtorch_npu and libascendcl for this torch line (skips the test when no paired headers exist)."""
+def build_emulated_npu(folder: Path, *, capture: bool = True) -> Any:
+    """The stub libtorch_npu and libascendcl for this torch line (skips the test when no paired headers exist);
+    ``capture=False``: an ACL runtime without aclmdlRICaptureGetInfo."""
     import pytest
     import torch
 
@@ -57,7 +58,7 @@ def build_emulated_npu(folder: Path) -> Any:
         (source,) = headers.torch_npu_headers(torch.__version__)
     except headers.HeaderCheckUnavailable as err:
         pytest.skip(f"no torch_npu headers to build the emulated runtime against: {err}")
-    return _load_build().build(folder, source.include)
+    return _load_build().build(folder, source.include, capture=capture)
 
 
 def run_plan(

@@ -27,7 +27,8 @@
 # called "calls" times on device 0, with the task queue's consumer held until the call has returned if "hold_queue" is
 # set (a consumer thread not yet scheduled), or with the product's queued work held after it took its workspace until
 # the call has returned if "gate_mm" is set; on stream "stream" of device 0 (default 0: its default stream; the
-# calling thread selects it, as torch.npu.set_stream does). Its kernels take "scenarios" in turn.
+# calling thread selects it, as torch.npu.set_stream does). Its kernels take "scenarios" in turn. "capturing" makes the
+# stream report an aclgraph capture, "soc" names the SoC aclrtGetSocName reports (default Ascend910B1).
 #
 # "launch": "direct" generates the launch as this package did before it used the task queue (straight onto the
 # stream from the calling thread); "launch": "before-queue" the whole launch of that time: also without the launch
@@ -226,6 +227,7 @@ def main() -> None:
     acl.emulated_acl_report.restype = ctypes.c_char_p
     acl.emulated_acl_fail.argtypes = [ctypes.c_char_p]
     acl.emulated_acl_set_cores.argtypes = [ctypes.c_int32, ctypes.c_int64, ctypes.c_int64]
+    acl.emulated_acl_set_soc_name.argtypes = [ctypes.c_char_p]
     for index, (ai, vector) in plan["cores"].items():
         acl.emulated_acl_set_cores(int(index), ai, vector)
     record = plan.get("record", True)  # off: no launch records, no per-call bookkeeping (benchmarks)
@@ -318,6 +320,7 @@ def run_mm(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> dict[s
     from npu_inductor_compat.tools.simulated.codegen.kernel_params import simulated_metadata
 
     calls = []
+    acl.emulated_acl_set_soc_name(plan.get("soc", "Ascend910B1").encode())
     with (
         inductor_config.patch(CPP_WRAPPER_AFRESH),
         simulated_metadata(scenario_of(plan["scenarios"], {})),

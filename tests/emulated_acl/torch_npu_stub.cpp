@@ -401,6 +401,10 @@ extern "C" void emulated_torch_npu_hold_queue(int32_t device, int held) { reposi
 // torch.npu.set_stream on the calling thread: stream `index` of `device` (0: its default stream).
 extern "C" void emulated_torch_npu_set_stream(int32_t device, int32_t index) { current_stream_index[device] = index; }
 
+// getCurrentNPUStream().stream(false): this thread's current stream of the current device, the queue left as it is
+// (torch_npu_capture_stub.cpp asks it).
+extern "C" void* emulated_torch_npu_current_stream(void) { return current_stream(current_device()); }
+
 // The forced interleavings (see Gates).
 extern "C" void emulated_torch_npu_gate_mm(int armed) {
   Gates& g = gates();

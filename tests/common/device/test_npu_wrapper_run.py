@@ -42,7 +42,7 @@ SCENARIOS, CORES = harness.SCENARIOS, harness.CORES
 _run_plan = harness.run_plan
 
 # multiples of 16 that grow and shrink (no 16-row input: a dimension of 1 would specialise the graph)
-SIZES = [64, 4096, 32, 65536, 128, 2048, 256, 32768, 96, 8192] * 3 + [512, 160, 1024]
+SIZES = [64, 4096, 32, 65536, 128, 2048, 256, 32768, 96, 8192] * 2 + [512, 160, 1024]
 FAILING = [
     "aclrtMallocHost",
     "aclrtMemsetAsync",

@@ -10,7 +10,7 @@ void* var_1 = reinterpret_cast<void*>(out_ptr0.data_ptr());
 int32_t var_2 = static_cast<int32_t>(xnumel);
 // npu_inductor_compat launch of triton_poi_fused_add_sin_0: no workspace; locks: 2 ordered, 1 unordered (sync_block_lock_layout 0x100000002, mix_mode mix, participants x2); ordered lock init 0
 static constexpr const char* npu_kernel_ = "triton_poi_fused_add_sin_0";
-npu_inductor_compat_rt::refuse_capture(stream_, npu_kernel_);
+npu_inductor_compat_rt::refuse_capture(npu_kernel_, "sync-block locks");
 const uint64_t npu_grid_blocks_ = npu_inductor_compat_rt::grid_blocks(grid_0, grid_1, grid_2, false, npu_kernel_);
 const int32_t npu_device_ = npu_inductor_compat_rt::current_device();
 const uint32_t npu_block_dim_ = npu_inductor_compat_rt::block_dim(npu_grid_blocks_, false, npu_device_, false, npu_kernel_);
