@@ -20,6 +20,12 @@ LIMITS = {
     "lock_init_val": 1 << 63,
     "shared_mem_dynamic_size": 1 << 32,  # ACL's aclrtLaunchKernelAttrValue.dynUBufSize is a uint32_t
 }
+COALESCE_LIMIT = 1 << 16
+# triton-ascend's launcher (launcher_src/launcher_args.h, prepareGrid; launcher.py, make_launch_spec) at commit
+# 3d75379a: a compiler-coalesced kernel is launched on its grid divided by coalesce_factor along coalesce_axis (-1:
+# none), rounded up with coalesce_grid_ceil_div. A kernel whose metadata carries program_grid_mapping_applied was
+# compiled for its native launcher: its struct ends in a debug slot, after two scratch slots when pure SIMT.
+NATIVE_LAUNCHER_FIELD = "program_grid_mapping_applied"
 MODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # used with fullmatch: "$" would let a trailing newline through
 
 
@@ -83,8 +89,10 @@ class KernelLaunchMetadata:
     released lines use (``force_simt_only``; ``is_pure_simt`` in newer triton-ascend), ``parallel_mode`` ("simd",
     "simt", ...), ``compile_on_910_95`` (compiled for the Ascend 910_95 family), ``shared_mem_dynamic_size`` (the
     dynamic unified-buffer bytes a SIMT kernel compiled for 910_95 is launched with; 216 KiB where the metadata has
-    none, as triton-ascend 3.2.0 launches them) and ``has_auto_blockify_blacklist_op`` (torch_npu: never cap its
-    blocks).
+    none, as triton-ascend 3.2.0 launches them), ``has_auto_blockify_blacklist_op`` (torch_npu: never cap its
+    blocks), the compiler's coalescing (``coalesce_factor``, 1 for none; ``coalesce_axis``, -1 for none;
+    ``coalesce_grid_ceil_div``) and ``native_launcher`` (compiled for triton-ascend's native launcher, see
+    NATIVE_LAUNCHER_FIELD).
     """
 
     kernel: str
@@ -100,6 +108,10 @@ class KernelLaunchMetadata:
     compile_on_910_95: bool = False
     shared_mem_dynamic_size: int = 0
     has_auto_blockify_blacklist_op: bool = False
+    coalesce_factor: int = 1
+    coalesce_axis: int = -1
+    coalesce_grid_ceil_div: bool = False
+    native_launcher: bool = False
 
     @property
     def pure_simt(self) -> bool:
@@ -176,6 +188,10 @@ FIELDS = (
     "compile_on_910_95",
     "shared_mem_dynamic_size",
     "has_auto_blockify_blacklist_op",
+    "coalesce_factor",
+    "coalesce_axis",
+    "coalesce_grid_ceil_div",
+    "native_launcher",
 )
 
 
@@ -210,11 +226,52 @@ def read_launch_metadata(kernel: str, metadata: Any) -> KernelLaunchMetadata:
             kernel, "has_auto_blockify_blacklist_op", _field(metadata, "has_auto_blockify_blacklist_op")
         ),
     )
+    found = _coalescing(found, metadata)
     if found.dynamic_unified_buffer and _field(metadata, "shared_mem_dynamic_size") is None:
         # triton-ascend 3.2.0 records no size and launches every SIMT kernel with 216 KiB (its driver.py:
         # cfgInfo.localMemorySize = 216 * 1024); later releases always record it (NPUOptions.shared_mem_dynamic_size)
         found = dataclasses.replace(found, shared_mem_dynamic_size=LEGACY_SIMT_UNIFIED_BUFFER)
     return found
+
+
+def _whole(kernel: str, name: str, value: Any, absent: int, allowed: range) -> int:
+    if value is None:
+        return absent
+    if isinstance(value, bool) or not isinstance(value, int) or int.__int__(value) not in allowed:
+        raise KernelMetadataError(
+            f"kernel {kernel!r}: metadata field {name!r} must be an integer in [{allowed.start}, {allowed.stop}), "
+            f"got {value!r}"
+        )
+    return int.__int__(value)
+
+
+def _coalescing(found: KernelLaunchMetadata, metadata: Any) -> KernelLaunchMetadata:
+    """The coalescing and launcher fields, checked as triton-ascend's launcher checks them (launcher.py,
+    _program_grid_flags; launcher_args.h, validateSpec); a program-grid transform is refused: this wrapper does not
+    write the original-grid slot or rewrite the grid as that launcher does for one."""
+    kernel = found.kernel
+    factor = _whole(kernel, "coalesce_factor", _field(metadata, "coalesce_factor"), 1, range(COALESCE_LIMIT))
+    factor = max(factor, 1)  # triton-ascend: "int(getattr(metadata, 'coalesce_factor', 1) or 1)"
+    axis = _whole(kernel, "coalesce_axis", _field(metadata, "coalesce_axis"), -1, range(-1, 3))
+    ceil_div = _flag(kernel, "coalesce_grid_ceil_div", _field(metadata, "coalesce_grid_ceil_div"))
+    if (factor > 1) != (axis >= 0) or (ceil_div and factor == 1):
+        raise KernelMetadataError(
+            f"kernel {kernel!r}: coalesce_factor {factor}, coalesce_axis {axis}, coalesce_grid_ceil_div {ceil_div} "
+            "is no launch contract: a factor above 1 goes with an axis 0-2, and a factor of 1 with axis -1 and no "
+            "ceil-div (triton-ascend launcher.py)"
+        )
+    mapped = _flag(kernel, NATIVE_LAUNCHER_FIELD, _field(metadata, NATIVE_LAUNCHER_FIELD))
+    if mapped or _field(metadata, "program_grid_transforms") is not None:
+        raise KernelMetadataError(
+            f"kernel {kernel!r}: its program grid was rewritten by triton-ascend's compiler (program_grid_transforms), "
+            "which npu_inductor_compat's C++ wrapper does not launch: the launcher must pass the original grid and "
+            "a rewritten one (launcher_args.h, prepareGrid). Use the Python wrapper (cpp_wrapper=False) for it"
+        )
+    native = _flag(kernel, "native_launcher", _field(metadata, "native_launcher"))
+    native = native or _field(metadata, NATIVE_LAUNCHER_FIELD) is not None
+    return dataclasses.replace(
+        found, coalesce_factor=factor, coalesce_axis=axis, coalesce_grid_ceil_div=ceil_div, native_launcher=native
+    )
 
 
 class LaunchMetadataMissing(KernelMetadataError):

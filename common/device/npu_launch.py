@@ -74,6 +74,11 @@ def describe(meta: KernelLaunchMetadata) -> str:
             parts.append(f"ordered lock init {ordered_init(meta)}")
     if meta.dynamic_unified_buffer:
         parts.append(f"SIMT, dynamic unified buffer {meta.shared_mem_dynamic_size} B")
+    if meta.coalesce_factor > 1:
+        rounding = "rounded up" if meta.coalesce_grid_ceil_div else "exactly"
+        parts.append(f"grid axis {meta.coalesce_axis} divided by {meta.coalesce_factor} ({rounding})")
+    if meta.native_launcher:
+        parts.append("native launcher's trailing slots")
     return "; ".join(parts)
 
 
@@ -104,8 +109,10 @@ def render_launch(
     - takes the workspace and the lock buffer from one request to torch_npu's workspace allocator and initialises the
       locks on the launch stream (:func:`_scratch`);
     - packs the arguments as triton-ascend's launcher does: ``[ffts_addr,] sync_block_lock, workspace_addr, kernel
-      arguments..., grid_0, grid_1, grid_2`` (no lock or workspace pointer for pure-SIMT kernels); pointers and
-      64-bit scalars 8-aligned, every other scalar 4-aligned (:attr:`ArgField.alignment`);
+      arguments..., grid_0, grid_1, grid_2`` (no lock or workspace pointer for pure-SIMT kernels; for its native
+      launcher, then two null scratch slots for pure-SIMT kernels and a null debug slot); pointers and 64-bit
+      scalars 8-aligned, every other scalar 4-aligned (:attr:`ArgField.alignment`); a grid the compiler coalesced is
+      divided by its factor along its axis first (the launched grid, its blocks and workspace follow it);
     - launches with ``aclrtLaunchKernelWithHostArgs``, passing the dynamic unified-buffer size of SIMT kernels built
       for 910_95 in the launch config; every ACL return code is checked, and the error names the kernel;
     - refuses an aclgraph capture of the stream when the launch takes workspace or locks, naming the kernel and
@@ -123,12 +130,22 @@ def render_launch(
     capped = all_blocks_parallel and not meta.has_auto_blockify_blacklist_op
     takes = _scratch_taken(meta)
     flag = "true" if capped else "false"
+    grid = ["grid_0", "grid_1", "grid_2"]
+    coalesced = []
+    if meta.coalesce_factor > 1:  # the grid the kernel is launched on: divided along the compiler's axis
+        axis, ceil = meta.coalesce_axis, "true" if meta.coalesce_grid_ceil_div else "false"
+        coalesced = [
+            f"const uint32_t npu_coalesced_ = {ns}::coalesce(grid_{axis}, {meta.coalesce_factor}U, {ceil}, {axis}, "
+            "npu_kernel_);"
+        ]
+        grid[axis] = "npu_coalesced_"
     outside = [
         f"// npu_inductor_compat launch of {meta.kernel}: {describe(meta)}"
         + ("; all blocks parallel" if capped else ""),
         f'static constexpr const char* npu_kernel_ = "{meta.kernel}";',
         *([f'{ns}::refuse_capture(npu_kernel_, "{takes}");'] if takes else []),
-        f"const uint64_t npu_grid_blocks_ = {ns}::grid_blocks(grid_0, grid_1, grid_2, {flag}, npu_kernel_);",
+        *coalesced,
+        f"const uint64_t npu_grid_blocks_ = {ns}::grid_blocks({', '.join(grid)}, {flag}, npu_kernel_);",
         f"const int32_t npu_device_ = {ns}::current_device();",
         f"const uint32_t npu_block_dim_ = {ns}::block_dim(npu_grid_blocks_, {flag}, npu_device_, "
         f"{'true' if meta.vector_cores else 'false'}, npu_kernel_);",
@@ -148,7 +165,10 @@ def render_launch(
             ArgField("void*", "workspace_addr", "npu_scratch_.workspace" if meta.uses_workspace else "nullptr"),
         ]
     fields += args
-    fields += [ArgField("int32_t", f"grid_{axis}", f"static_cast<int32_t>(grid_{axis})") for axis in range(3)]
+    fields += [ArgField("int32_t", f"grid_{axis}", f"static_cast<int32_t>({grid[axis]})") for axis in range(3)]
+    if meta.native_launcher:  # triton-ascend's native launcher (launcher_args.h, ArgLayout): zeroed, print off
+        names = ["global_scratch", "profile_scratch"] if meta.pure_simt else []
+        fields += [ArgField("void*", name, "nullptr") for name in [*names, "debug_tunnel"]]
     lines.append("struct __attribute__((packed)) {")
     lines += [f"  {field.declaration()}" for field in fields]
     lines.append("} npu_args_ = {")

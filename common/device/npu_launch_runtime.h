@@ -98,6 +98,20 @@ inline uint32_t grid_dim(int64_t value, int axis, const char* kernel) {
   return static_cast<uint32_t>(value);
 }
 
+// The grid dimension a coalesced kernel is launched on: each of its programs does `factor` programs' work along `axis`,
+// as triton-ascend's compiler coalesced it and its launcher launches it (launcher_src/launcher_args.h, prepareGrid, at
+// commit 3d75379a): rounded up when the compiler asks for it (the kernel itself skips the tail), else exactly, a
+// dimension the factor does not divide being an error.
+inline uint32_t coalesce(uint32_t dim, uint32_t factor, bool ceil_div, int axis, const char* kernel) {
+  if (ceil_div) return dim / factor + (dim % factor != 0 ? 1 : 0);
+  if (dim % factor != 0) {
+    fail(kernel, "grid dimension " + std::to_string(axis) + " = " + std::to_string(dim) +
+                     " is not divisible by the coalesce factor " + std::to_string(factor) +
+                     " the compiler chose for it");
+  }
+  return dim / factor;
+}
+
 // The blocks of the logical grid. Unless the kernel was compiled for all-blocks-parallel mode, ACL launches them all
 // at once, so they must fit its limit.
 inline uint64_t grid_blocks(uint32_t grid_0, uint32_t grid_1, uint32_t grid_2, bool all_blocks_parallel,

@@ -30,8 +30,18 @@ SCENARIOS: list[dict[str, Any]] = [
         "compile_on_910_95": True,
     },
     # triton-ascend 3.2.0's spelling of the init value (5: not one byte repeated, so a copy from a host image), SIMT
-    # parallel mode beside locks, compiled for another SoC than 910_95: no dynamic unified buffer
-    {"lock_num": 2, "lock_init_value": 5, "mix_mode": "aic", "parallel_mode": "simt", "shared_mem_dynamic_size": 4096},
+    # parallel mode beside locks, compiled for another SoC than 910_95: no dynamic unified buffer; and 2 programs
+    # coalesced into one along axis 0, the grid rounded up (a newer triton-ascend's compiler and launcher)
+    {
+        "lock_num": 2,
+        "lock_init_value": 5,
+        "mix_mode": "aic",
+        "parallel_mode": "simt",
+        "shared_mem_dynamic_size": 4096,
+        "coalesce_factor": 2,
+        "coalesce_axis": 0,
+        "coalesce_grid_ceil_div": True,
+    },
 ]
 CORES = {0: (24, 48), 1: (20, 40)}  # (AI cores, vector cores) per emulated device
 PLAN_CORES = {str(device): list(cores) for device, cores in CORES.items()}

@@ -10,13 +10,20 @@
 #include <acl/acl.h>
 #include <acl/acl_rt.h>
 #include <dlfcn.h>
-#include <torch_npu/csrc/core/npu/NPUGraphsUtils.h>
 
 #include <map>
 #include <stdexcept>
 #include <string>
 
 extern "C" void* emulated_torch_npu_current_stream(void);  // torch_npu_stub.cpp: this thread's current stream
+
+// NPUGraphsUtils.h declares these (its CaptureStatus: an int enum of aclmdlRICaptureStatus's values); declared here
+// rather than included, which would cost every build of this stub seconds of torch_npu's headers. The symbol is the
+// same: a function's return type is not part of its mangled name.
+namespace c10_npu {
+enum class CaptureStatus : int;
+CaptureStatus currentStreamCaptureStatusMayInitCtx();
+}  // namespace c10_npu
 
 namespace {
 
@@ -60,14 +67,14 @@ namespace c10_npu {
 
 CaptureStatus currentStreamCaptureStatusMayInitCtx() {
   const CaptureQuery query = capture_query();
-  if (query == nullptr) return CaptureStatus::None;
+  if (query == nullptr) return static_cast<CaptureStatus>(ACL_MODEL_RI_CAPTURE_STATUS_NONE);
   aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
   aclmdlRI model = nullptr;
   const aclError error = query(emulated_torch_npu_current_stream(), &status, &model);
   if (error != ACL_SUCCESS) {  // NPU_CHECK_ERROR
     throw std::runtime_error("aclmdlRICaptureGetInfo failed with ACL error " + std::to_string(error));
   }
-  return CaptureStatus(static_cast<int>(status));
+  return static_cast<CaptureStatus>(static_cast<int>(status));
 }
 
 }  // namespace c10_npu

@@ -269,3 +269,36 @@ def test_torchs_own_autotuner_finds_triton_ascends_binary_for_an_npu_kernel(monk
     cuda = types.SimpleNamespace(device_props=types.SimpleNamespace(type="cuda"), inductor_meta={"kernel_name": "k"})
     with pytest.raises(KeyError, match="cubin"):
         save(cuda, 0, launcher)  # another device's kernel is upstream's business
+
+
+def test_coalescing_is_read_as_triton_ascends_launcher_checks_it() -> None:
+    found = read_launch_metadata("k", {"coalesce_factor": 4, "coalesce_axis": 1, "coalesce_grid_ceil_div": True})
+    assert (found.coalesce_factor, found.coalesce_axis, found.coalesce_grid_ceil_div) == (4, 1, True)
+    assert (read_launch_metadata("k", {}).coalesce_factor, read_launch_metadata("k", {}).coalesce_axis) == (1, -1)
+    assert read_launch_metadata("k", {"coalesce_factor": 1, "coalesce_axis": -1}).coalesce_factor == 1
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"coalesce_factor": 2},  # a factor with no axis
+        {"coalesce_factor": 2, "coalesce_axis": 3},
+        {"coalesce_factor": 1, "coalesce_axis": 0},  # an axis with no factor
+        {"coalesce_grid_ceil_div": True},
+        {"coalesce_factor": 2, "coalesce_axis": True},
+        {"coalesce_factor": -2, "coalesce_axis": 0},
+    ],
+)
+def test_a_coalescing_that_is_no_launch_contract_is_an_error_naming_the_kernel(fields: dict[str, Any]) -> None:
+    with pytest.raises(KernelMetadataError, match="kernel 'k': .*coalesce"):
+        read_launch_metadata("k", fields)
+
+
+def test_the_native_launcher_is_known_by_its_required_field_and_a_rewritten_grid_is_refused() -> None:
+    assert read_launch_metadata("k", {"program_grid_mapping_applied": False}).native_launcher is True
+    assert read_launch_metadata("k", {}).native_launcher is False
+    saved = read_launch_metadata("k", {"program_grid_mapping_applied": False}).as_params()
+    assert read_launch_metadata("k", saved).native_launcher is True  # through the saved params
+    for fields in ({"program_grid_mapping_applied": True}, {"program_grid_transforms": {"version": 2}}):
+        with pytest.raises(KernelMetadataError, match="kernel 'k': its program grid was rewritten"):
+            read_launch_metadata("k", fields)

@@ -62,6 +62,16 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "simt_not_910_95": {"lock_num": 1, "parallel_mode": "mix_simd_simt", "shared_mem_dynamic_size": 4096},
     "all_blocks_parallel": {"workspace_size": 32, "lock_num": 1, "mix_mode": "aiv", "ALL_BLOCKS_PARALLEL": True},
     "blockify_blacklisted": {"lock_num": 1, "has_auto_blockify_blacklist_op": True, "ALL_BLOCKS_PARALLEL": True},
+    # triton-ascend's newer compiler coalesced 2 programs into one along axis 0, rounding the grid up (its launcher:
+    # launcher_src/launcher_args.h, prepareGrid); the 2 blocks of 256 elements launch as 1, workspace for 1 block
+    "coalesced_rounded_up": {
+        "workspace_size": 64,
+        "coalesce_factor": 2,
+        "coalesce_axis": 0,
+        "coalesce_grid_ceil_div": True,
+    },
+    # compiled for its native launcher: the struct ends in two null scratch slots (pure SIMT) and a null debug slot
+    "native_pure_simt": {"is_pure_simt": True, "program_grid_mapping_applied": False},
 }
 
 GENERATE = """

@@ -1,6 +1,6 @@
-"""The NPU C++ wrapper through torch_npu's task queue: the real wrapper on the simulated NPU against stub libtorch_npu
-(its task queue emulated from OpCommand.cpp and NPUQueue.cpp) and libascendcl built from emulations of their sources,
-one level below the NPU (see test_npu_wrapper_run.py; several host threads: test_npu_wrapper_threads.py)."""
+"""The NPU C++ wrapper through torch_npu's task queue and under aclgraph capture, on the simulated NPU against a stub
+libtorch_npu (queue: OpCommand.cpp, NPUQueue.cpp; capture: NPUGraphsUtils.cpp) and an emulated libascendcl, one level
+below the NPU (see test_npu_wrapper_run.py; several host threads: test_npu_wrapper_threads.py)."""
 
 from __future__ import annotations
 
@@ -112,3 +112,48 @@ def test_an_acl_error_in_queued_work_surfaces_at_the_next_drain_naming_the_kerne
         and "aclrtLaunchKernelWithHostArgs" in error["message"]
     ), error
     assert call["order"] == [], call["order"]  # the rest of the queue was dropped, as torch_npu drops it
+
+
+# ---------------------------------------------------------------------------------------------- aclgraph capture
+SCRATCH = harness.SCENARIOS[0]  # workspace and lock_num locks
+NEITHER = {"mix_mode": "aiv"}  # no workspace, no locks
+
+
+def _capture_plan(scenarios: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
+    return {
+        "graph": "mm",
+        "scenarios": scenarios,
+        "cores": harness.PLAN_CORES,
+        "calls": 1,
+        "capturing": True,
+        **options,
+    }
+
+
+@pytest.mark.once  # the decision is the launch runtime's and torch_npu's answer, the same on every torch line
+def test_a_capture_is_refused_only_for_a_launch_that_takes_workspace_or_locks(
+    emulated_npu: Any, tmp_path: Path
+) -> None:
+    """Workspace and locks come from torch_npu's per-stream block, which a later launch may free under a captured
+    graph: that launch is refused at the call, naming the kernel and what it takes; the kernel before it, which takes
+    neither, is launched (it captures as any kernel would)."""
+    found = harness.run_plan(emulated_npu, _capture_plan([NEITHER, SCRATCH]), tmp_path)
+    (call,) = found["calls"]
+    (error,) = call["errors"]
+    assert error["at"] == "call", error
+    prefix = "NPU kernel triton_poi_fused_cos_1: the stream is being captured into an aclgraph, and this launch takes "
+    assert error["message"].startswith(prefix + "its workspace and sync-block locks from torch_npu's"), error
+    assert "cpp_wrapper" in error["message"], error
+    assert call["order"][:1] == ["launch triton_poi_fused_add_sin_0 on device 0"], call["order"]
+    assert call["acl"]["aclmdlRICaptureGetInfo"] == 1 and call["hazards"] == [], call
+
+
+@pytest.mark.once
+def test_a_soc_without_capture_is_never_asked(emulated_npu: Any, tmp_path: Path) -> None:
+    """On an Ascend910A torch_npu answers "not capturing" without asking ACL (IsCaptureSupported): the launches taking
+    workspace and locks go ahead, and aclmdlRICaptureGetInfo is never called."""
+    found = harness.run_plan(emulated_npu, _capture_plan([SCRATCH], soc="Ascend910A"), tmp_path)
+    (call,) = found["calls"]
+    assert call["errors"] == [] and call["hazards"] == [], call
+    assert call["acl"].get("aclmdlRICaptureGetInfo", 0) == 0, call["acl"]
+    assert [item.split()[0] for item in call["order"]] == ["launch", "callback", "launch"], call["order"]

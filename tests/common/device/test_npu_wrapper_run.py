@@ -80,6 +80,13 @@ MAGIC = {"aiv": 0x41415246, "other": 0x43554245}  # ACL_RT_BINARY_MAGIC_ELF_VECT
 
 
 @pytest.fixture(scope="module")
+def emulated_npu(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """This module's emulated NPU: its ACL runtime has no aclmdlRICaptureGetInfo, as a CANN from before aclgraph
+    capture (the capture tests, in test_npu_wrapper_queue.py, have it)."""
+    return harness.build_emulated_npu(tmp_path_factory.mktemp("emulated_npu"), capture=False)
+
+
+@pytest.fixture(scope="module")
 def run(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return _run_plan(emulated_npu, PLAN, tmp_path_factory.mktemp("run"))
 
@@ -130,6 +137,15 @@ def test_the_graph_ran_every_kernel_for_every_size(run: dict[str, Any]) -> None:
     assert run["report"]["calls"].get("aclrtMemcpy", 0) == 0  # never a blocking copy
 
 
+def test_the_wrapper_loads_and_launches_where_acl_has_no_capture_query(emulated_npu: Any, run: dict[str, Any]) -> None:
+    """Shown able to fail (the wrapper this package generated before linked aclmdlRICaptureGetInfo and did not load
+    here): asked through torch_npu, which looks the function up at run time, every call ran."""
+    import ctypes
+
+    assert not hasattr(ctypes.CDLL(str(emulated_npu.libascendcl)), "aclmdlRICaptureGetInfo")
+    assert len(run["calls"]) == 1 + len(SIZES) + 2 and "aclmdlRICaptureGetInfo" not in run["report"]["calls"]
+
+
 def test_every_call_computes_what_eager_computes(run: dict[str, Any]) -> None:
     """Each kernel ran on the emulated device from its packed argument struct (its pointers, scalars and grid read by
     its signature, its workspace and locks checked), in Triton's interpreter, on the memory the struct points at: every
@@ -171,6 +187,21 @@ def test_tensor_pointers_and_scalars_are_in_their_slots(run: dict[str, Any]) -> 
             if not signature.startswith("*"):
                 assert fields[name] in {n, n // 2, n // 8, n // 16, 8, 16}, (launch["kernel"], name, fields[name], n)
         assert fields["ffts_addr"] != 0
+
+
+def test_a_coalesced_kernel_is_launched_on_its_grid_divided_by_the_factor(run: dict[str, Any]) -> None:
+    """The last scenario's kernel (rows of 16, coalesced by 2 along axis 0, rounded up) is launched on
+    ceil(ceil(rows / XBLOCK) / 2) blocks, as triton-ascend's launcher launches it (launcher_args.h, prepareGrid); its
+    executed calls matching eager shows each launched program did the work of two."""
+    (name,) = [name for name, kernel in run["kernels"].items() if kernel["scenario"] == 3]
+    xblock = run["kernels"][name]["config"]["XBLOCK"]
+    checked = 0
+    for call, launch in _launches(run):
+        if launch["kernel"] == name and call["device"] == 0:
+            programs = -(-(call["n"] // 16) // xblock)
+            assert launch["blocks"] == -(-programs // 2), (call["n"], xblock, launch["blocks"])
+            checked += 1
+    assert checked == len(SIZES) + 1
 
 
 def test_workspace_and_locks_never_alias_and_are_never_freed_before_their_launch(run: dict[str, Any]) -> None:

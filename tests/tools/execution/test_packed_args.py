@@ -124,3 +124,30 @@ def test_a_launch_into_freed_memory_is_refused() -> None:
     found = memory.launch() or ""
     assert "workspace_addr points at" in found and "freed memory" in found, found
     assert memory.calls == []
+
+
+def test_the_native_launchers_trailing_slots_follow_the_grid() -> None:
+    """triton-ascend launcher_src/launcher_args.h (ArgLayout, commit 3d75379a): [2 scratch slots if pure SIMT,] a
+    debug slot, each 8 bytes on 8."""
+    native = packed_args.layout(MIXED[:1], {"program_grid_mapping_applied": False}, ffts=True)
+    assert [(field.name, field.offset) for field in native.fields[-4:]] == [
+        ("grid_0", 32),
+        ("grid_1", 36),
+        ("grid_2", 40),
+        ("debug_tunnel", 48),
+    ]
+    assert native.size == 56
+    simt = packed_args.layout(MIXED[:1], {"native_launcher": True, "is_pure_simt": True}, ffts=False)
+    names = [field.name for field in simt.fields]
+    assert names[-3:] == ["global_scratch", "profile_scratch", "debug_tunnel"] and simt.size == 48
+
+
+def test_a_coalesced_kernels_source_runs_on_factor_times_the_launched_programs() -> None:
+    memory = _Memory()
+    kernel = memory.kernel()
+    kernel.meta = {**LOCKS, "coalesce_factor": 4, "coalesce_axis": 0, "coalesce_grid_ceil_div": True}
+    raw = struct.pack("<4Qi3i", 1, memory.base + 1024, memory.base + 2048, memory.base, 3, 2, 1, 1)
+    ctypes.memmove(memory.base + 1024, struct.pack("<2q", 5, 5), 16)
+    assert Device({"k": kernel}, memory.extent, ffts=True)("k", 2, raw) is None
+    ((grid, _),) = memory.calls
+    assert grid == (8, 1, 1)

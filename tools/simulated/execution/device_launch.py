@@ -45,6 +45,13 @@ class DeviceKernel:
     meta: Mapping[str, Any]
 
 
+def _programs(grid: tuple[int, ...], meta: Mapping[str, Any]) -> tuple[int, ...]:
+    """The programs of the kernel's Triton source: a coalesced kernel's launched program does ``factor`` of them along
+    its axis (past the end of a rounded-up grid, the source's own masks or guard leave them idle)."""
+    factor, axis = packed_args.coalescing(meta)
+    return grid if factor == 1 else tuple(dim * factor if index == axis else dim for index, dim in enumerate(grid))
+
+
 class LaunchFault(Exception):
     """What a kernel would do wrong, or find wrong, when it starts on the device."""
 
@@ -94,7 +101,7 @@ class Device:
                 if kind[0] == "*"
             }
             scalars = {name: values[name] for name, kind in kernel.arguments if kind[0] != "*"}
-            kernel.function[grid](**tensors, **scalars, **kernel.compiled_in)
+            kernel.function[_programs(grid, kernel.meta)](**tensors, **scalars, **kernel.compiled_in)
         finally:
             for address, size in scratch:
                 ctypes.memset(address, DIRT, size)

@@ -50,6 +50,18 @@ class Layout:
         return {field.name: struct.unpack_from("<" + field.form, raw, field.offset)[0] for field in self.fields}
 
 
+def native_launcher(meta: Mapping[str, Any]) -> bool:
+    """Compiled for triton-ascend's native launcher (launcher.py at commit 3d75379a requires the compiler to report
+    program_grid_mapping_applied; the package's saved params say native_launcher)."""
+    return bool(meta.get("native_launcher")) or "program_grid_mapping_applied" in meta
+
+
+def coalescing(meta: Mapping[str, Any]) -> tuple[int, int]:
+    """(factor, axis) the compiler coalesced the kernel's programs by: (1, -1) for none."""
+    factor = int(meta.get("coalesce_factor") or 1)
+    return (factor, int(meta.get("coalesce_axis", -1))) if factor > 1 else (1, -1)
+
+
 def pure_simt(meta: Mapping[str, Any]) -> bool:
     """A kernel built with no lock or workspace pointer: 3.2.0's force_simt_only, or a newer release's is_pure_simt."""
     return bool(meta.get("force_simt_only") or meta.get("is_pure_simt"))
@@ -58,8 +70,9 @@ def pure_simt(meta: Mapping[str, Any]) -> bool:
 def layout(arguments: list[tuple[str, str]], meta: Mapping[str, Any], *, ffts: bool) -> Layout:
     """The struct triton-ascend's launcher builds and the kernel reads (driver.py, make_launcher: ``struct
     __attribute__((packed))``): [ffts_addr,] [syncBlockLock, workspace_addr,] the arguments that are neither constant
-    nor constexpr in signature order, gridX, gridY, gridZ as int32. Pointers and 64-bit scalars are aligned on 8 bytes,
-    every other scalar on 4. ``arguments``: (name, Triton type) of each argument the struct carries."""
+    nor constexpr in signature order, gridX, gridY, gridZ as int32 (the launched grid, after coalescing); for the
+    native launcher then two scratch slots when pure SIMT, and a debug slot. Pointers and 64-bit scalars are aligned
+    on 8 bytes, every other scalar on 4. ``arguments``: (name, Triton type) of each argument the struct carries."""
     fields: list[Field] = []
     offset = 0
 
@@ -84,6 +97,9 @@ def layout(arguments: list[tuple[str, str]], meta: Mapping[str, Any], *, ffts: b
         take(name, size, form, 8 if kind.endswith("64") else 4)
     for axis in range(3):
         take(f"grid_{axis}", 4, "i", 4)
+    if native_launcher(meta):  # launcher_src/launcher_args.h, ArgLayout: then [2 scratch slots,] a debug slot
+        for name in [*(["global_scratch", "profile_scratch"] if pure_simt(meta) else []), "debug_tunnel"]:
+            take(name, 8, "Q", 8)
     return Layout(tuple(fields), (offset + 7) // 8 * 8)
 
 
