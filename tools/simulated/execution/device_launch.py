@@ -67,7 +67,7 @@ class Device:
     _guard: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, kernel: str, blocks: int, raw: bytes) -> str | None:
-        with self._guard:  # one kernel at a time, as one stream runs them
+        with self._guard:  # one kernel at a time: Triton's interpreter keeps its grid and program in globals
             try:
                 self._run(kernel, blocks, raw)
             except LaunchFault as err:
