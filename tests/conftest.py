@@ -56,10 +56,11 @@ from npu_compat_test_codegen import CodegenRun, codegen_command, run_codegen  # 
 from npu_compat_test_env import ENV_KEYS, child_env  # noqa: E402 - loaded just above
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def emulated_npu(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The stub libtorch_npu and libascendcl built for this torch line (tests/emulated_acl), once per test module."""
-    return sys.modules["emulated_acl_harness"].build_emulated_npu(tmp_path_factory.mktemp("emulated_npu"))
+    """The stub libtorch_npu and libascendcl built for this torch line (the tool's emulated runtime, an ACL without
+    aclgraph capture), and the test session's Inductor cache beside it (tests/emulated_acl/emulated_acl_harness.py)."""
+    return sys.modules["emulated_acl_harness"].build_emulated_npu(tmp_path_factory)
 
 
 pytest_plugins = ["npu_compat_test_tiers", "npu_compat_test_skips", "pytester"]

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -32,15 +31,11 @@ def main() -> None:
     import torch
 
     from npu_inductor_compat.tools.simulated.codegen import headers
+    from npu_inductor_compat.tools.simulated.execution import emulated_runtime
 
-    spec = importlib.util.spec_from_file_location("emulated_acl_build", EMULATED / "build.py")
-    assert spec is not None and spec.loader is not None
-    build = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = build
-    spec.loader.exec_module(build)
     (source,) = headers.torch_npu_headers(torch.__version__)
+    npu = emulated_runtime.cached(source.include)  # built once into the tools' cache
     with tempfile.TemporaryDirectory() as scratch:
-        npu = build.build(Path(scratch), source.include)
         # rows of 8: one block per row for the reduction kernel, so every size is a distinct grid
         sizes = [16 * (k + 2) for k in range(args.grids)]
         plan = {

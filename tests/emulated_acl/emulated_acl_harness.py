@@ -3,11 +3,11 @@ and running a plan through run_wrapper.py in a fresh process."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,28 +47,47 @@ CORES = {0: (24, 48), 1: (20, 40)}  # (AI cores, vector cores) per emulated devi
 PLAN_CORES = {str(device): list(cores) for device, cores in CORES.items()}
 
 
-def _load_build() -> Any:
-    spec = importlib.util.spec_from_file_location("emulated_acl_build", EMULATED / "build.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+@dataclass(frozen=True)
+class SessionNpu:
+    """The emulated NPU runtime (the tool's, built once into its cache) and this test session's ``work`` folder for
+    it: the Inductor cache and CPU-ISA verdicts every run against this runtime shares (pytest-xdist workers too)."""
+
+    runtime: Any  # emulated_runtime.EmulatedNpu
+    work: Path
+
+    @property
+    def libascendcl(self) -> Path:
+        return Path(self.runtime.libascendcl)
+
+    @property
+    def torch_npu_home(self) -> Path:
+        return Path(self.runtime.torch_npu_home)
+
+    def env(self) -> dict[str, str]:
+        return dict(self.runtime.env())
 
 
-def build_emulated_npu(folder: Path, *, capture: bool = True) -> Any:
+def build_emulated_npu(tmp_path_factory: Any, *, capture: bool = False) -> SessionNpu:
     """The stub libtorch_npu and libascendcl for this torch line (skips the test when no paired headers exist);
-    ``capture=False``: an ACL runtime without aclmdlRICaptureGetInfo."""
+    ``capture=True``: an ACL runtime with aclmdlRICaptureGetInfo (the default has none, as a CANN from before aclgraph
+    capture). Shared by every test of the session that asks for the same runtime."""
     import pytest
     import torch
 
     from npu_inductor_compat.tools.simulated.codegen import headers
+    from npu_inductor_compat.tools.simulated.execution import emulated_runtime
 
     try:
         (source,) = headers.torch_npu_headers(torch.__version__)
     except headers.HeaderCheckUnavailable as err:
         pytest.skip(f"no torch_npu headers to build the emulated runtime against: {err}")
-    return _load_build().build(folder, source.include, capture=capture)
+    runtime = emulated_runtime.cached(source.include, capture=capture)
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's basetemp sits in the run's own
+        base = base.parent
+    work = base / f"emulated_npu_{'capture' if capture else 'plain'}"
+    work.mkdir(exist_ok=True)
+    return SessionNpu(runtime, work)
 
 
 def run_plan(
@@ -77,13 +96,13 @@ def run_plan(
     path = directory / "plan.json"
     path.write_text(json.dumps(plan))
     queue = ("TASK_QUEUE_ENABLE", "ASCEND_LAUNCH_BLOCKING")  # torch_npu's default: the queue on, at level 1
-    verdicts = emulated_npu.torch_npu_home.parent / "isa_verdicts"  # one probe per test module (run_wrapper.py)
+    verdicts = emulated_npu.work / "isa_verdicts"  # one probe per test session (run_wrapper.py)
     verdicts.mkdir(exist_ok=True)
     env = {
         **{key: value for key, value in os.environ.items() if key not in queue},
         **emulated_npu.env(),
         "EMULATED_ACL_ISA_VERDICTS": str(verdicts),
-        "TORCHINDUCTOR_CACHE_DIR": str(emulated_npu.torch_npu_home.parent / "inductor"),  # the module's own
+        "TORCHINDUCTOR_CACHE_DIR": str(emulated_npu.work / "inductor"),  # the session's, for this runtime
         "NPU_INDUCTOR_COMPAT_AUTOLOAD": "0",
         **(env or {}),
     }

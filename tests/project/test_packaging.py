@@ -48,6 +48,8 @@ def test_built_wheel_holds_only_npu_inductor_compat(tmp_path: Path) -> None:
     # the simulated NPU's C++ source is package data: a normal install must be able to build the device
     assert "npu_inductor_compat/tools/simulated/npu/device_ext.cpp" in names
     assert "npu_inductor_compat/common/device/npu_launch_runtime.h" in names  # spliced into every NPU C++ wrapper
+    for source in ("emulated_acl.h", "emulated_acl.cpp", "torch_npu_stub.cpp", "torch_npu_capture_stub.cpp"):
+        assert f"npu_inductor_compat/tools/simulated/execution/{source}" in names  # the emulated NPU runtime
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
     declared = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "npu_inductor_compat = npu_inductor_compat.autoload:autoload" in declared

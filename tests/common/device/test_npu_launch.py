@@ -27,7 +27,6 @@ pytestmark = [pytest.mark.subprocess, pytest.mark.build]
 
 GOLDEN = TESTS / "golden" / "npu_launch"
 UPDATE_GOLDENS = "NPU_INDUCTOR_COMPAT_UPDATE_GOLDENS"
-EMULATED_ACL = TESTS / "emulated_acl"
 KERNEL = "triton_poi_fused_add_sin_0"
 XNUMEL = 264  # 2 blocks of 256 elements: per-block sizes are visibly multiplied
 LAUNCHES = 100

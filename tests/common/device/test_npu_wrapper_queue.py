@@ -59,6 +59,7 @@ def test_a_stream_the_user_selects_gets_every_launch_and_the_product(emulated_np
         assert call["hazards"] == [], call["hazards"]
 
 
+@pytest.mark.once  # the launch of that time is this package's text, the same on every torch line
 def test_the_ordering_test_fails_against_the_launch_straight_onto_the_stream(emulated_npu: Any, tmp_path: Path) -> None:
     """Shown able to fail: the launch as this package generated it before (from the calling thread, straight onto
     the stream) overtakes the queued product: the second kernel runs before the product and reads what it has not
@@ -74,7 +75,7 @@ def test_the_ordering_test_fails_against_the_launch_straight_onto_the_stream(emu
 GROW = [{}, {"workspace_size": 4 << 20}]
 
 
-@pytest.mark.parametrize("launch", ["queued", "direct"])
+@pytest.mark.parametrize("launch", ["queued", pytest.param("direct", marks=pytest.mark.once)])  # once: as above
 def test_the_workspace_block_grows_under_the_queue_never_under_the_product(
     emulated_npu: Any, tmp_path: Path, launch: str
 ) -> None:
@@ -130,14 +131,20 @@ def _capture_plan(scenarios: list[dict[str, Any]], **options: Any) -> dict[str, 
     }
 
 
+@pytest.fixture(scope="session")
+def capturing_npu(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The emulated runtime with aclmdlRICaptureGetInfo, as a CANN with aclgraph capture has it."""
+    return harness.build_emulated_npu(tmp_path_factory, capture=True)
+
+
 @pytest.mark.once  # the decision is the launch runtime's and torch_npu's answer, the same on every torch line
 def test_a_capture_is_refused_only_for_a_launch_that_takes_workspace_or_locks(
-    emulated_npu: Any, tmp_path: Path
+    capturing_npu: Any, tmp_path: Path
 ) -> None:
     """Workspace and locks come from torch_npu's per-stream block, which a later launch may free under a captured
     graph: that launch is refused at the call, naming the kernel and what it takes; the kernel before it, which takes
     neither, is launched (it captures as any kernel would)."""
-    found = harness.run_plan(emulated_npu, _capture_plan([NEITHER, SCRATCH]), tmp_path)
+    found = harness.run_plan(capturing_npu, _capture_plan([NEITHER, SCRATCH]), tmp_path)
     (call,) = found["calls"]
     (error,) = call["errors"]
     assert error["at"] == "call", error
@@ -149,10 +156,10 @@ def test_a_capture_is_refused_only_for_a_launch_that_takes_workspace_or_locks(
 
 
 @pytest.mark.once
-def test_a_soc_without_capture_is_never_asked(emulated_npu: Any, tmp_path: Path) -> None:
+def test_a_soc_without_capture_is_never_asked(capturing_npu: Any, tmp_path: Path) -> None:
     """On an Ascend910A torch_npu answers "not capturing" without asking ACL (IsCaptureSupported): the launches taking
     workspace and locks go ahead, and aclmdlRICaptureGetInfo is never called."""
-    found = harness.run_plan(emulated_npu, _capture_plan([SCRATCH], soc="Ascend910A"), tmp_path)
+    found = harness.run_plan(capturing_npu, _capture_plan([SCRATCH], soc="Ascend910A"), tmp_path)
     (call,) = found["calls"]
     assert call["errors"] == [] and call["hazards"] == [], call
     assert call["acl"].get("aclmdlRICaptureGetInfo", 0) == 0, call["acl"]

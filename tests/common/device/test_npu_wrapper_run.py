@@ -29,13 +29,12 @@ from typing import Any
 
 import emulated_acl_harness as harness  # registered by conftest.py
 import pytest
-from npu_compat_test_paths import TESTS
 
-from npu_inductor_compat.tools.simulated.execution import packed_args
+from npu_inductor_compat.tools.simulated.execution import emulated_runtime, packed_args
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.build, pytest.mark.download]
 
-EMULATED = TESTS / "emulated_acl"
+EMULATED = emulated_runtime.HERE  # emulated_acl.h, the emulated ACL's host side
 
 
 SCENARIOS, CORES = harness.SCENARIOS, harness.CORES
@@ -63,27 +62,16 @@ PLAN = {
 }
 # ACL failures inside the launch, each on its own call: with the task queue off, so each surfaces at its call (with
 # the queue on, the first failure puts torch_npu's queue in its error state for good: see the ordering tests)
-# Then each kernel's launch generated with one defect (executed_run.PLANTS, by compile order): the lock buffer left
-# uninitialised, the last argument missing from the struct, the first two pointers swapped, the grid misaligned.
 INLINE_PLAN = {
-    "execute": 1024,
     "scenarios": SCENARIOS,
     "cores": PLAN["cores"],
-    "phases": [
-        {"device": 0, "sizes": [80], "fail": FAILING},  # a new size: a new lock image (aclrtMallocHost)
-        # 512: the first kernel's workspace (65544 B a block) outgrows the block its size-80 calls left initialised,
-        # so its locks start in fresh memory, as they would after any other launch's use
-        {"device": 0, "sizes": [512], "plant": True},
-    ],
+    "phases": [{"device": 0, "sizes": [80], "fail": FAILING}],  # a new size: a new lock image (aclrtMallocHost)
 }
+# Each kernel's launch generated with one defect (executed_run.PLANTS, by compile order): the lock buffer left
+# uninitialised, the last argument missing from the struct, the first two pointers swapped, the grid misaligned; its
+# locks in fresh device memory, as they would be after any other launch's use
+PLANTED_PLAN = {**INLINE_PLAN, "execute": 1024, "phases": [{"device": 0, "sizes": [512], "plant": True}]}
 MAGIC = {"aiv": 0x41415246, "other": 0x43554245}  # ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE / _AICORE (acl_rt.h)
-
-
-@pytest.fixture(scope="module")
-def emulated_npu(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """This module's emulated NPU: its ACL runtime has no aclmdlRICaptureGetInfo, as a CANN from before aclgraph
-    capture (the capture tests, in test_npu_wrapper_queue.py, have it)."""
-    return harness.build_emulated_npu(tmp_path_factory.mktemp("emulated_npu"), capture=False)
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +82,11 @@ def run(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str
 @pytest.fixture(scope="module")
 def inline_run(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return _run_plan(emulated_npu, INLINE_PLAN, tmp_path_factory.mktemp("inline"), {"TASK_QUEUE_ENABLE": "0"})
+
+
+@pytest.fixture(scope="module")
+def planted_run(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _run_plan(emulated_npu, PLANTED_PLAN, tmp_path_factory.mktemp("planted"), {"TASK_QUEUE_ENABLE": "0"})
 
 
 # ---------------------------------------------------------------------------------------------- expectations
@@ -157,13 +150,14 @@ def test_every_call_computes_what_eager_computes(run: dict[str, Any]) -> None:
         assert call["hazards"] == []
 
 
-def test_each_planted_launch_defect_is_caught_by_the_executing_device(inline_run: dict[str, Any]) -> None:
+@pytest.mark.once  # the defects are planted in this package's launch text, the same on every torch line
+def test_each_planted_launch_defect_is_caught_by_the_executing_device(planted_run: dict[str, Any]) -> None:
     """Shown able to fail: with one defect planted in each kernel's generated launch, every output is wrong, and the
     device names the kernel and what it found: a lock buffer never initialised, a struct one argument short, a struct
     whose grid moved; the two swapped pointers in the values (the kernel wrote its input)."""
-    (planted,) = [call for call in inline_run["calls"] if call["n"] == 512]
+    (planted,) = planted_run["calls"]
     assert planted["matches"] == [False] * 4, planted
-    name_of = {kernel["scenario"]: name for name, kernel in inline_run["kernels"].items()}
+    name_of = {kernel["scenario"]: name for name, kernel in planted_run["kernels"].items()}
     found = {
         index: [text for text in planted["hazards"] if f"kernel {name} failed" in text]
         for index, name in name_of.items()

@@ -13,11 +13,12 @@ from typing import Any
 
 import emulated_acl_harness as harness  # registered by conftest.py
 import pytest
-from npu_compat_test_paths import TESTS
+
+from npu_inductor_compat.tools.simulated.execution import emulated_runtime
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.build, pytest.mark.download]
 
-EMULATED = TESTS / "emulated_acl"
+EMULATED = emulated_runtime.HERE  # emulated_acl.h, the emulated ACL's host side
 
 SCENARIOS = harness.SCENARIOS
 _run_plan = harness.run_plan
@@ -51,7 +52,7 @@ def test_two_host_threads_in_the_wrapper_with_a_small_lock_image_budget(
     assert found["acl"].get("aclrtFree", 0) >= 1, found["acl"]  # and the workspace block grew while both ran
 
 
-@pytest.mark.parametrize("launch", ["queued", "before-queue"])
+@pytest.mark.parametrize("launch", ["queued", pytest.param("before-queue", marks=pytest.mark.once)])  # its text: once
 def test_another_threads_larger_request_never_frees_a_launchs_workspace(
     emulated_npu: Any, tmp_path: Path, launch: str
 ) -> None:

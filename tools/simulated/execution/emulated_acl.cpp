@@ -1,6 +1,6 @@
-// Emulated ACL runtime (tests only), built as libascendcl.so. It is compiled against the REAL ACL headers that
-// torch_npu's wheel ships (torch_npu/include/acl), so every function here has the real signature, and the NPU C++
-// wrapper Inductor generates links and runs against it unchanged.
+// Emulated ACL runtime (for codegen --execute and the tests), built as libascendcl.so. It is compiled against the
+// REAL ACL headers that torch_npu's wheel ships (torch_npu/include/acl), so every function here has the real
+// signature, and the NPU C++ wrapper Inductor generates links and runs against it unchanged.
 //
 // Device memory is host memory. Each device has streams (index 0 is its default; a test selects others, as a user
 // selects a stream); work queued on a stream runs, in order, when the stream or its device is synchronised. What it

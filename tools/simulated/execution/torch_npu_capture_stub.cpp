@@ -1,4 +1,4 @@
-// Stub libtorch_npu.so, continued (tests only): torch_npu's answer to "is the current stream being captured into an
+// Stub libtorch_npu.so, continued: torch_npu's answer to "is the current stream being captured into an
 // aclgraph?", as torch_npu (Ascend/pytorch master) gives it to its own operators:
 //  - core/npu/NPUGraphsUtils.cpp, currentStreamCaptureStatusMayInitCtx: "none" unless capture is supported, else
 //    aclmdlRICaptureGetInfo on the current stream (read without emptying the task queue: stream(false)), an error

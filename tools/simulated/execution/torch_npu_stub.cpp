@@ -1,5 +1,6 @@
-// Stub libtorch_npu.so (tests only): the torch_npu symbols the NPU C++ wrapper links against, over the emulated ACL
-// runtime (libascendcl.so from emulated_acl.cpp), compiled against torch's and the real torch_npu headers.
+// Stub libtorch_npu.so (for codegen --execute and the tests): the torch_npu symbols the NPU C++ wrapper links
+// against, over the emulated ACL runtime (libascendcl.so from emulated_acl.cpp), compiled against torch's and the
+// real torch_npu headers.
 //
 // at_npu::native::allocate_workspace follows torch_npu's torch_npu/csrc/core/npu/NPUWorkspaceAllocator.cpp and
 // framework/utils/OpPreparation.cpp (unsafe_empty_workspace), as released on v2.7.1 and v2.12.0 and on master:

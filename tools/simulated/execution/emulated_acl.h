@@ -1,4 +1,4 @@
-// The test side of the emulated ACL runtime (libascendcl.so built from emulated_acl.cpp): what a test may ask of it.
+// The host side of the emulated ACL runtime (libascendcl.so from emulated_acl.cpp): what a test or codegen asks of it.
 // Plain C, so Python reaches it with ctypes in the process that runs the generated wrapper.
 #pragma once
 #include <stdint.h>

@@ -1,0 +1,125 @@
+"""The emulated NPU runtime a C++ wrapper links against and runs on: an ACL runtime emulation and a stub libtorch_npu,
+built against the real ACL and torch_npu headers once per torch build, sources and headers, into the tools' cache."""
+
+# emulated_acl.cpp emulates libascendcl (memory, streams, launches: each kernel handed to a runner, see
+# device_launch.py); torch_npu_stub.cpp and torch_npu_capture_stub.cpp stand in for libtorch_npu (the workspace
+# allocator, streams, the task queue, the capture status), each modelled on the real source it cites. Both libraries
+# go into one lib/ folder (a torch_npu install's layout, ACL beside it): $NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME finds them.
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SOURCES = ("emulated_acl.h", "emulated_acl.cpp", "torch_npu_stub.cpp", "torch_npu_capture_stub.cpp")
+LIST = "FILES"  # written last into a built entry (tools/cache_entry.py)
+CACHE_DIR = "emulated_npu"  # beside the simulated NPU extension's builds
+WITHOUT_CAPTURE = "-DEMULATED_ACL_WITHOUT_CAPTURE"  # an ACL from a CANN before aclgraph capture
+
+
+@dataclass(frozen=True)
+class EmulatedNpu:
+    """A built runtime: ``torch_npu_home`` has include/ (a link to the real headers) and lib/ (both libraries);
+    ``ascend_home`` is a CANN-like home whose lib64/ is that lib/."""
+
+    torch_npu_home: Path
+    ascend_home: Path
+
+    @property
+    def libascendcl(self) -> Path:
+        return self.torch_npu_home / "lib" / "libascendcl.so"
+
+    @property
+    def libtorch_npu(self) -> Path:
+        return self.torch_npu_home / "lib" / "libtorch_npu.so"
+
+    def env(self) -> dict[str, str]:
+        """The variables the package's build options for device "npu" read (common/fixes/cpp_wrapper_launch.py)."""
+        return {
+            "NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME": str(self.torch_npu_home),
+            "ASCEND_HOME_PATH": str(self.ascend_home),
+        }
+
+
+class RuntimeUnavailable(RuntimeError):
+    """The emulated runtime cannot be built here (the message says why)."""
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeUnavailable(f"{' '.join(command[:3])} ... failed:\n{done.stderr[-6000:]}")
+
+
+def _layout(folder: Path) -> EmulatedNpu:
+    return EmulatedNpu(folder / "torch_npu", folder / "ascend")
+
+
+def build(folder: Path, include: Path, *, capture: bool = True) -> EmulatedNpu:
+    """Both libraries under ``folder`` (created), against torch's headers and ``include`` (a torch_npu wheel's, which
+    carries CANN's ACL headers too); ``capture=False`` leaves aclmdlRICaptureGetInfo out of the ACL runtime."""
+    from torch.utils.cpp_extension import include_paths, library_paths
+
+    from npu_inductor_compat.tools.simulated.codegen.headers import _cpp_standard
+
+    npu = _layout(folder)
+    lib = npu.torch_npu_home / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    (npu.ascend_home).mkdir(parents=True, exist_ok=True)
+    if not (npu.torch_npu_home / "include").exists():
+        os.symlink(include, npu.torch_npu_home / "include")
+    if not (npu.ascend_home / "lib64").exists():
+        os.symlink(os.path.join("..", "torch_npu", "lib"), npu.ascend_home / "lib64")
+    common = ["g++", _cpp_standard(), "-O1", "-fPIC", "-shared", "-w", f"-I{HERE}", f"-I{include}"]
+    _run([*common, *([] if capture else [WITHOUT_CAPTURE]), str(HERE / "emulated_acl.cpp"), "-o", str(npu.libascendcl)])
+    torch_flags = [*(f"-I{path}" for path in include_paths()), *(f"-L{path}" for path in library_paths())]
+    rpath = ["-Wl,-rpath,$ORIGIN", *(f"-Wl,-rpath,{path}" for path in library_paths())]  # relocatable: built aside
+    stubs = [str(HERE / "torch_npu_stub.cpp"), str(HERE / "torch_npu_capture_stub.cpp")]
+    libraries = ["-lascendcl", "-lc10", "-ltorch_cpu", "-ldl"]
+    _run([*common, *torch_flags, *stubs, "-o", str(npu.libtorch_npu), f"-L{lib}", *libraries, *rpath])
+    return npu
+
+
+def _key(include: Path, capture: bool) -> str:
+    from npu_inductor_compat.tools.simulated.npu.extension_build import _torch_build
+
+    digest = hashlib.sha256()
+    parts = [*((HERE / name).read_bytes() for name in SOURCES), str(include.resolve()).encode(), bytes([capture])]
+    for part in (*parts, *(text.encode() for text in _torch_build())):
+        digest.update(len(part).to_bytes(8, "little") + part)
+    return digest.hexdigest()[:20]
+
+
+def cached(include: Path, *, capture: bool = True, note: object = None) -> EmulatedNpu:
+    """The runtime for this torch and ``include``, built once into the tools' cache (beside the simulated NPU
+    extension's builds: $NPU_INDUCTOR_COMPAT_EXTENSION_CACHE moves both) and checked against its list on each use."""
+    from npu_inductor_compat.tools import cache_entry
+    from npu_inductor_compat.tools.simulated.npu.extension_build import CACHE_ENV, cache_root
+
+    say = note if callable(note) else cache_entry.say
+    target = cache_root().parent / CACHE_DIR / _key(include, capture)
+
+    def make() -> None:
+        with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+            build(Path(scratch), include, capture=capture)
+            cache_entry.write_list(Path(scratch), LIST, {"include": str(include)})
+            os.replace(scratch, target)
+            os.mkdir(scratch)  # TemporaryDirectory removes its (now moved) directory on exit
+
+    try:
+        cache_entry.ensure(
+            target,
+            "the emulated NPU runtime",
+            lambda: cache_entry.damage(target, LIST),
+            make,
+            say,
+            f"set {CACHE_ENV} to move the cache",
+        )
+    except cache_entry.CacheUnusable as err:
+        raise RuntimeUnavailable(str(err)) from None
+    return _layout(target)
