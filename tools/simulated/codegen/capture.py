@@ -93,6 +93,7 @@ class Capture:
     max_configs: int | None = None  # --max-configs: each kernel's first configs only
     on_execution: Callable[[GraphRecord], None] | None = None
     on_launch: Callable[[GraphRecord, Any], None] | None = None  # each kernel launch executed (progress)
+    cpp_runtime: Any = None  # --execute of C++ wrappers: the loaded emulated runtime, or why there is none
 
     def failed(self) -> list[GraphRecord]:
         return [graph for graph in self.graphs if graph.error is not None]
@@ -261,9 +262,14 @@ def _executing(capture: Capture, record: GraphRecord, graph: Any, eager: Any) ->
     from npu_inductor_compat.tools.simulated.execution import execute
 
     reason = None
-    if record.wrapper != "python":
-        reason = "the C++ wrapper is compiled, not executed, by codegen (see --cpp-wrapper in docs/codegen.md)"
-    elif "npu" not in record.devices:
+    cpp = record.wrapper != "python"
+    if cpp:
+        from npu_inductor_compat.tools.simulated.execution.execute_cpp import graph_kernels
+
+        kernels = graph_kernels()  # taken now, whatever is decided: the next graph's kernels are its own
+        if isinstance(capture.cpp_runtime, str):
+            reason = f"the C++ wrapper is not run: {capture.cpp_runtime}"
+    if "npu" not in record.devices:
         reason = "not an npu graph"
     if reason is not None:
         record.execution = execute.not_run(reason)
@@ -291,6 +297,11 @@ def _executing(capture: Capture, record: GraphRecord, graph: Any, eager: Any) ->
         kind=record.kind,
         layouts=execute.input_layouts(graph),
     )
+    if cpp:
+        from npu_inductor_compat.tools.simulated.execution.execute_cpp import execute_cpp
+
+        runtime = capture.cpp_runtime
+        return execute.ExecutingModule(plan, done, lambda *run: execute_cpp(*run, runtime=runtime, kernels=kernels))
     return execute.ExecutingModule(plan, done)
 
 
@@ -470,11 +481,12 @@ def capturing(
     journal = Journal()
     records = [*capture_records(capture), in_every_thread(merged)]
     if execute:
+        from npu_inductor_compat.tools.simulated.execution.cpp_device import SAVED_RECORD
         from npu_inductor_compat.tools.simulated.execution.execute_bounds import BOUNDS_RECORD
         from npu_inductor_compat.tools.simulated.execution.execute_interpreter import interpreter_records
         from npu_inductor_compat.tools.simulated.execution.execute_launch import LAUNCH_RECORD
 
-        records += [*interpreter_records(), BOUNDS_RECORD, LAUNCH_RECORD]
+        records += [*interpreter_records(), BOUNDS_RECORD, LAUNCH_RECORD, SAVED_RECORD]
     journal.apply(records)
     try:
         with applied(merged):

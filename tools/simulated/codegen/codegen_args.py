@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="also run what Inductor generated, the first time the script calls each graph: the Python wrapper as "
         "written, every Triton kernel in Triton's interpreter once per autotune config, externs on the CPU; every "
         "output and mutated input compared with the eager run (values RNG made are not compared). A mismatch or an "
-        "error exits 1, naming graph, kernel and config",
+        "error exits 1, naming graph, kernel and config. With --cpp-wrapper, the C++ wrapper is built against an "
+        "emulated NPU runtime and called, each kernel run from its packed arguments",
     )
     parser.add_argument(
         "--stage-limit",

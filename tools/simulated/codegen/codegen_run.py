@@ -96,8 +96,11 @@ def _generate(inv: Invocation, run_stack: ExitStack, progress: Progress) -> Outc
     """Activate, run the script, write --out; the exit code when the provider (SETUP_FAILED) or the activation
     (1) failed (said)."""
     from npu_inductor_compat.activation import activate, status
+    from npu_inductor_compat.tools.simulated.execution.execute_cpp import emulated_runtime_for
     from npu_inductor_compat.tools.simulated.npu import device
 
+    # --cpp-wrapper --execute: before the provider, whose torch_npu C++ builder reads $ASCEND_HOME_PATH at import
+    cpp_runtime = run_stack.enter_context(emulated_runtime_for(inv.args.execute and inv.args.cpp_wrapper, progress.say))
     provided = _provider(inv, run_stack, progress)
     if provided is None:
         return SETUP_FAILED  # the script never ran
@@ -118,7 +121,7 @@ def _generate(inv: Invocation, run_stack: ExitStack, progress: Progress) -> Outc
     )
     torch._dynamo.reset()
     device.cpu_fallback_counts(reset=True)  # count what the script's run sends to the CPU, nothing before
-    with _script_environment(inv, standin_context, progress) as (standin, capture):
+    with _script_environment(inv, standin_context, progress, cpp_runtime) as (standin, capture):
         script_error, imported_torch_npu = _run_script(inv.script)
         end_a_forked_copy(inv.output)
     torch._dynamo.reset()
@@ -144,7 +147,9 @@ def _generate(inv: Invocation, run_stack: ExitStack, progress: Progress) -> Outc
 
 
 @contextmanager
-def _script_environment(inv: Invocation, standin_context: Any, progress: Progress) -> Iterator[tuple[Any, Any]]:
+def _script_environment(
+    inv: Invocation, standin_context: Any, progress: Progress, cpp_runtime: Any
+) -> Iterator[tuple[Any, Any]]:
     """What the script runs in: the torch_npu stand-in, every graph captured codegen-only, its argv; (the
     stand-in, the capture)."""
     from npu_inductor_compat.tools.simulated.codegen.capture import capturing
@@ -165,6 +170,7 @@ def _script_environment(inv: Invocation, standin_context: Any, progress: Progres
     ):
         capture.on_execution = progress.executed
         capture.on_launch = progress.launched
+        capture.cpp_runtime = cpp_runtime
         # our capture turns Inductor's caches off, and Dynamo says so once per run: not the script's business
         warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
         yield standin, capture

@@ -82,6 +82,13 @@ def build(folder: Path, include: Path, *, capture: bool = True) -> EmulatedNpu:
     stubs = [str(HERE / "torch_npu_stub.cpp"), str(HERE / "torch_npu_capture_stub.cpp")]
     libraries = ["-lascendcl", "-lc10", "-ltorch_cpu", "-ldl"]
     _run([*common, *torch_flags, *stubs, "-o", str(npu.libtorch_npu), f"-L{lib}", *libraries, *rpath])
+    # CANN's libruntime, which torch_npu's own C++ builder links every wrapper with (_inductor/cpp_builder.py
+    # get_cpp_torch_device_options): empty, as nothing in a wrapper with this package's launch calls it (a call
+    # would fail to link, naming the function)
+    empty = folder / "empty.c"
+    empty.write_text("/* nothing */\n")
+    _run(["gcc", "-shared", "-fPIC", str(empty), "-o", str(lib / "libruntime.so")])
+    empty.unlink()
     return npu
 
 
@@ -89,7 +96,9 @@ def _key(include: Path, capture: bool) -> str:
     from npu_inductor_compat.tools.simulated.npu.extension_build import _torch_build
 
     digest = hashlib.sha256()
-    parts = [*((HERE / name).read_bytes() for name in SOURCES), str(include.resolve()).encode(), bytes([capture])]
+    recipe = Path(__file__).read_bytes()  # how the sources are built and laid out
+    parts = [*((HERE / name).read_bytes() for name in (*SOURCES,)), recipe, str(include.resolve()).encode()]
+    parts.append(bytes([capture]))
     for part in (*parts, *(text.encode() for text in _torch_build())):
         digest.update(len(part).to_bytes(8, "little") + part)
     return digest.hexdigest()[:20]

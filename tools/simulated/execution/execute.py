@@ -370,9 +370,10 @@ class ExecutingModule:
     script and, at the first call with each set of input sizes (a dynamic graph serves several), the compiled module
     beside it (``done`` receives each verdict)."""
 
-    def __init__(self, plan: Plan, done: Callable[[Execution], None]) -> None:
+    def __init__(self, plan: Plan, done: Callable[[Execution], None], run: Callable[..., Any] | None = None) -> None:
         self._plan = plan
         self._done = done
+        self._run = run or execute  # execute_cpp.execute_cpp for a C++ wrapper
         self._sizes: set[tuple[Any, ...]] = set()
 
     def call(self, args: list[Any]) -> Any:
@@ -384,7 +385,7 @@ class ExecutingModule:
         if sizes in self._sizes:
             return _eager(self._plan.eager, inputs)
         self._sizes.add(sizes)
-        outputs, execution = execute(self._plan, inputs, lambda values: _eager(self._plan.eager, values))
+        outputs, execution = self._run(self._plan, inputs, lambda values: _eager(self._plan.eager, values))
         self._done(execution)
         return outputs
 

@@ -1,0 +1,157 @@
+"""`codegen --cpp-wrapper --execute`: a graph's C++ wrapper built, linked against the emulated NPU runtime, loaded and
+called; each kernel run by the emulated device from its packed arguments; outputs and inputs compared with eager."""
+
+# The wrapper is the one Inductor generated, compiled with this package's build options for device "npu"
+# ($NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME: the emulated runtime's stub libtorch_npu and ACL); its launches go through the
+# stub's task queue onto emulated streams, and run when the device is synchronised after the call. Only the config
+# the autotuner saved for the wrapper runs: the C++ wrapper launches that one binary.
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from npu_inductor_compat.tools.simulated.execution.cpp_device import SAVED, LoadedRuntime, Ran, device_kernel
+from npu_inductor_compat.tools.simulated.execution.execute import (
+    Execution,
+    Plan,
+    _compare,
+    _inputs_reused,
+    laid_out,
+    not_run,
+)
+from npu_inductor_compat.tools.simulated.execution.execute_launch import ConfigRun, Launch
+from npu_inductor_compat.tools.simulated.execution.execute_reference import fp64_outputs, tolerance
+from npu_inductor_compat.tools.simulated.execution.execute_values import copied
+
+QUEUE_ENV = "TASK_QUEUE_ENABLE"
+# The stub's task queue at torch_npu's default level: at level 2 its consumer thread may synchronise the device (a
+# workspace block that grows) and so run a kernel in the interpreter, which needs the GIL the calling thread holds.
+QUEUE_LEVEL = "1"
+NOT_COMPARED = (
+    "a C++ wrapper's buffers are not compared kernel by kernel (its kernels write device memory the wrapper "
+    "allocates): the outputs differ, no kernel raised or was refused"
+)
+
+
+@contextlib.contextmanager
+def emulated_runtime_for(wanted: bool, say: Callable[[str], None]) -> Iterator[LoadedRuntime | str | None]:
+    """Inside, with ``wanted``: the emulated runtime loaded and the build options pointed at it (the runtime, or why
+    there is none: each C++ graph is then not run, saying so); None without ``wanted``. Restored on exit. Entered
+    before torch_npu's Inductor loads: its C++ builder reads $ASCEND_HOME_PATH at import."""
+    if not wanted:
+        yield None
+        return
+    import torch
+
+    from npu_inductor_compat.tools.simulated.codegen import headers
+    from npu_inductor_compat.tools.simulated.execution import emulated_runtime
+
+    try:
+        (source,) = headers.torch_npu_headers(torch.__version__)
+        npu = emulated_runtime.cached(source.include, capture=False, note=say)
+    except (headers.HeaderCheckUnavailable, emulated_runtime.RuntimeUnavailable, OSError) as err:
+        yield f"no emulated NPU runtime to run it against: {err}"
+        return
+    kept = {name: os.environ.get(name) for name in (*npu.env(), QUEUE_ENV)}
+    os.environ.update({**npu.env(), QUEUE_ENV: QUEUE_LEVEL})
+    try:
+        yield LoadedRuntime(str(npu.libascendcl), str(npu.libtorch_npu))
+    finally:
+        for name, value in kept.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def graph_kernels() -> dict[str, Any]:
+    """The kernels saved since the last graph took its own: this graph's (Inductor has just generated it)."""
+    return {name: device_kernel(params, autotuner) for name, (params, autotuner) in SAVED.take().items() if autotuner}
+
+
+def execute_cpp(
+    plan: Plan,
+    inputs: list[Any],
+    run_eager: Callable[[list[Any]], Any],
+    *,
+    runtime: LoadedRuntime,
+    kernels: dict[str, Any],
+) -> tuple[Any, Execution]:
+    """The eager outputs (what the script goes on with), and the C++ wrapper's verdict."""
+    import torch
+
+    from npu_inductor_compat.tools.simulated.execution.execute_interpreter import not_ready
+
+    unready = not_ready()
+    if unready is not None:
+        return run_eager(inputs), not_run(unready)
+    try:
+        compiled_inputs = [copied(value) for value in inputs]
+        before = [copied(value) for value in inputs]
+    except Exception as err:
+        return run_eager(inputs), not_run(f"the inputs could not be copied ({type(err).__name__}: {err})")
+    outputs = run_eager(inputs)
+    started = time.perf_counter()
+    runtime.reset()
+    runtime.emulated.kernels.clear()
+    runtime.emulated.kernels.update(kernels)
+    try:
+        with torch.no_grad(), runtime.frees_held():
+            from torch._inductor.codecache import PyCodeCache
+
+            module = PyCodeCache.load(plan.source)  # builds, links and loads the wrapper's .so
+            compiled_inputs = laid_out(compiled_inputs, plan.layouts)
+            compiled = module.call(list(compiled_inputs))
+            runtime.synchronize()  # the queued launches run now
+    except Exception as err:
+        execution = Execution(
+            "error",
+            error={"type": type(err).__name__, "message": str(err)[:2000], "traceback": traceback.format_exc()},
+            launches=_launches(runtime.emulated.ran, plan),
+        )
+        return outputs, _finished(execution, runtime, started)
+    execution = Execution("match", launches=_launches(runtime.emulated.ran, plan))
+    fp64 = fp64_outputs(plan.eager, before)
+    strides = plan.kind != "forward"
+    execution.values = _compare(
+        plan.eager.graph, outputs, compiled, inputs, compiled_inputs, fp64, strides, tolerance(plan.kind)
+    )
+    execution.values = _inputs_reused(execution.values, before, inputs, plan.kind == "backward")
+    if any(value["status"] == "mismatch" for value in execution.values):
+        execution.status = "mismatch"
+    return outputs, _finished(execution, runtime, started)
+
+
+def _launches(ran: list[Ran], plan: Plan) -> list[Launch]:
+    """Each launch the device ran, as codegen --execute reports launches (one config: the saved one)."""
+    launches = []
+    for run in ran:
+        status, detail = ("match", None) if run.error is None else ("error", {"type": "device", "message": run.error})
+        config = ConfigRun(f"{run.blocks} blocks", status, "nothing", detail=detail)  # buffers not compared
+        launch = Launch(run.kernel, [], [config], seconds=run.seconds)
+        launches.append(launch)
+        if plan.on_launch is not None:
+            plan.on_launch(launch)
+    return launches
+
+
+def _finished(execution: Execution, runtime: LoadedRuntime, started: float) -> Execution:
+    """The device's findings folded in: a refused or failed launch, or any hazard the emulated ACL saw, is an
+    error naming the first; a mismatch with neither is not localised to a kernel."""
+    refused = next((launch for launch in execution.launches if launch.status == "error"), None)
+    hazards = [text for text in runtime.hazards() if refused is None or refused.kernel not in text]
+    if refused is not None:
+        execution.status = "error"
+        execution.first_wrong = {"kernel": refused.kernel, **refused.configs[0].summary()}
+    elif hazards:
+        execution.status = "error"
+        execution.error = execution.error or {"type": "hazard", "message": hazards[0], "traceback": ""}
+    elif execution.status == "mismatch":
+        execution.localised = NOT_COMPARED
+    execution.seconds = time.perf_counter() - started
+    return execution
