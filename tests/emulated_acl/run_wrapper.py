@@ -125,26 +125,21 @@ def launch_before_the_queue() -> None:
     npu_cpp_wrapper.runtime_source = runtime_source
 
 
-SAVED: dict[str, dict[str, Any]] = {}
-
-
 def keep_saved_params() -> None:
-    """Keep every kernel's saved params (Inductor forgets them once the wrapper is generated)."""
-    from torch._inductor.codecache import CudaKernelParamCache
+    """Keep every kernel's saved params and its autotuner (Inductor forgets them once the wrapper is generated): the
+    tool's record for codegen --execute, in its SAVED."""
+    from npu_inductor_compat.patching import Journal
+    from npu_inductor_compat.tools.simulated.execution.cpp_device import SAVED_RECORD
 
-    original = CudaKernelParamCache.set.__func__
-
-    def set_(cls: Any, key: str, params: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        SAVED[key] = params
-        return original(cls, key, params, *args, **kwargs)
-
-    CudaKernelParamCache.set = classmethod(set_)
+    Journal().apply([SAVED_RECORD])
 
 
 def remember(kernels: dict[str, dict[str, Any]], assigned: dict[str, int]) -> None:
     """Each kernel's scenario, block size and launch arguments (name and Triton type), from its saved params."""
+    from npu_inductor_compat.tools.simulated.execution.cpp_device import SAVED
+
     for name, scenario in assigned.items():
-        params = SAVED.get(name)
+        params = SAVED.params.get(name)
         if params and name not in kernels:
             meta = params["triton_meta"]
             arguments = [arg for arg in params["call_args"] if arg not in meta["constants"]]
@@ -252,7 +247,7 @@ def main() -> None:
         return
     assigned: dict[str, int] = {}
     metadata_for = scenario_of(plan["scenarios"], assigned)
-    executed = Executed(acl, plan["scenarios"], assigned, plan["execute"]) if plan.get("execute") else None
+    executed = Executed(acl, metadata_for, assigned, plan["execute"]) if plan.get("execute") else None
 
     calls: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
