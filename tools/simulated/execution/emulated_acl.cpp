@@ -76,6 +76,13 @@ struct Op {
   std::string where;  // "device D" for a default stream, "device D stream S" for another
   aclrtCallback callback = nullptr;  // aclrtLaunchCallback: a host function run when the stream reaches it
   void* user_data = nullptr;
+  uint64_t issued = 0;  // its place in the host's program order (emulated_acl_issue)
+};
+
+struct Pending {  // memory a producer will write, and its place in program order
+  uint64_t bytes;
+  std::string producer;
+  uint64_t issued;
 };
 
 struct Stream {
@@ -96,7 +103,8 @@ struct State {
   std::vector<std::string> loads;
   std::vector<std::string> launches;
   std::vector<std::string> order;  // what reached each stream's execution, in order: launches and host callbacks
-  std::map<uintptr_t, std::pair<uint64_t, std::string>> pending;  // memory a producer issued before will write
+  std::multimap<uintptr_t, Pending> pending;  // by start address, oldest first: producers on a stream write in order
+  uint64_t issued = 0;  // the host's program order so far
   std::map<uintptr_t, uint64_t> quarantine;  // freed pinned blocks by start, kept (poisoned) for a while
   std::deque<uintptr_t> quarantine_order;     // oldest first: really freed past the bound
   uint64_t quarantined = 0;
@@ -234,9 +242,9 @@ void run(Op& op) {
     std::memcpy(&word, op.args.data() + offset, 8);
     Region* region = region_at(word);
     if (region == nullptr) {
-      for (const auto& [begin, what] : s.pending) {
-        if (word >= begin && word < begin + what.first) {
-          s.hazards.push_back("launch of " + op.kernel + " reads memory " + what.second +
+      for (const auto& [begin, what] : s.pending) {  // a producer issued after the launch writes it later, rightly
+        if (word >= begin && word < begin + what.bytes && what.issued < op.issued) {
+          s.hazards.push_back("launch of " + op.kernel + " reads memory " + what.producer +
                               " (issued before it) has not written yet");
         }
       }
@@ -402,14 +410,24 @@ void emulated_acl_synchronize_all(void) {
   for (auto& [key, stream] : state().streams) run_stream(stream);
 }
 
+thread_local uint64_t issuing = 0;  // the program-order place of the queued work this thread runs (0: none)
+
+uint64_t emulated_acl_issue(void) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  return ++state().issued;
+}
+
+void emulated_acl_set_issuing(uint64_t issued) { issuing = issued; }
+
 void emulated_acl_expect_write(const void* address, uint64_t bytes, const char* producer) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
-  state().pending[reinterpret_cast<uintptr_t>(address)] = {bytes, producer};
+  state().pending.insert({reinterpret_cast<uintptr_t>(address), Pending{bytes, producer, ++state().issued}});
 }
 
 void emulated_acl_written(const void* address) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
-  state().pending.erase(reinterpret_cast<uintptr_t>(address));
+  auto found = state().pending.find(reinterpret_cast<uintptr_t>(address));  // the oldest producer of that memory
+  if (found != state().pending.end()) state().pending.erase(found);
 }
 
 void emulated_acl_uses(const void* address, const char* user) {
@@ -666,6 +684,7 @@ aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numB
     op.attrs += "]";
   }
   op.args.assign(static_cast<unsigned char*>(hostArgs), static_cast<unsigned char*>(hostArgs) + argsSize);
+  op.issued = issuing != 0 ? issuing : ++state().issued;  // queued work: when the host issued it
   return queue(stream, std::move(op));
 }
 

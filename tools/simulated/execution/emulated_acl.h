@@ -36,6 +36,10 @@ void emulated_acl_synchronize_all(void);
 // reaches the stream; a launch that runs before that and is given a pointer into it is a hazard.
 void emulated_acl_expect_write(const void* address, uint64_t bytes, const char* producer);
 void emulated_acl_written(const void* address);
+// Program order: a place for work the host issues now (torch_npu's queue stamps each entry), and the place of the
+// queued work this thread runs now (0: none), which a launch it makes takes (else a launch takes a new place).
+uint64_t emulated_acl_issue(void);
+void emulated_acl_set_issuing(uint64_t issued);
 // A host function on a stream (a torch_npu op's stand-in) uses the device memory at `address` as it runs: a hazard
 // when that memory was freed (`user` names the use).
 void emulated_acl_uses(const void* address, const char* user);

@@ -57,6 +57,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "emulated_acl.h"
 
@@ -193,6 +194,7 @@ constexpr size_t kQueueCapacity = 4096;  // NPUQueue.cpp
 struct Entry {
   std::string name;
   std::function<int()> work;
+  uint64_t issued;  // its place in the host's program order (the emulated ACL's dataflow check reads it)
 };
 
 class Repository {
@@ -204,7 +206,7 @@ class Repository {
     throw_if_failed(hold);
     changed_.wait(hold, [this] { return entries_.size() < kQueueCapacity || !error_.empty(); });
     throw_if_failed(hold);
-    entries_.push_back({name, work});
+    entries_.push_back({name, work, emulated_acl_issue()});
     changed_.notify_all();
   }
 
@@ -236,12 +238,14 @@ class Repository {
       running_ = true;
       hold.unlock();
       std::string failure;
+      emulated_acl_set_issuing(entry.issued);
       try {
         const int status = entry.work();
         if (status != 0) failure = "returned " + std::to_string(status);
       } catch (const std::exception& err) {
         failure = err.what();
       }
+      emulated_acl_set_issuing(0);
       hold.lock();
       running_ = false;
       if (!failure.empty() && error_.empty()) {  // CheckDeviceError: ERROR_EXIT, the rest of the queue is dropped
@@ -378,6 +382,77 @@ extern "C" AOTITorchError aoti_torch_npu_mm_out(AtenTensorHandle out, AtenTensor
     return AOTI_TORCH_FAILURE;
   }
   return AOTI_TORCH_SUCCESS;
+}
+
+// Other torch_npu ops a wrapper calls through the C shim (signatures: the wheel's
+// inductor/aoti_torch/generated/c_shim_npu.h), issued as op-plugin issues any op (EXEC_NPU_CMD: queued work on the
+// issuing thread's current stream) and, like the product above, computed by a host function on the stream with
+// ATen's CPU kernel on the memory underneath, so each reads its inputs when the stream gets there. Their workspace is
+// not modelled (the product's is). A shim function not here fails to link, naming itself.
+namespace {
+
+struct OpArgs {
+  const char* name;
+  std::function<void()> compute;
+  std::vector<void*> written;
+};
+
+void op_on_stream(void* data) {
+  std::unique_ptr<OpArgs> args(static_cast<OpArgs*>(data));
+  args->compute();
+  for (void* address : args->written) emulated_acl_written(address);
+}
+
+at::Tensor on_host(const at::Tensor& t) {
+  return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options().device(at::kCPU));
+}
+
+at::Tensor handle_tensor(AtenTensorHandle handle) { return *reinterpret_cast<at::Tensor*>(handle); }
+
+AOTITorchError issue_op(const char* name, const std::vector<at::Tensor>& outs, std::function<void()> compute) {
+  auto* args = new OpArgs{name, std::move(compute), {}};
+  for (const at::Tensor& out : outs) {
+    emulated_acl_expect_write(out.data_ptr(), out.nbytes(), name);
+    args->written.push_back(out.data_ptr());
+  }
+  aclrtStream stream = current_stream(current_device());
+  try {
+    at_npu::native::OpCommand::RunOpApiV2(name, [args, stream]() -> int {
+      return static_cast<int>(aclrtLaunchCallback(&op_on_stream, args, ACL_CALLBACK_BLOCK, stream));
+    });
+  } catch (const std::exception&) {
+    return AOTI_TORCH_FAILURE;
+  }
+  return AOTI_TORCH_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" AOTITorchError aoti_torch_npu_bmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
+  at::Tensor o = handle_tensor(out), a = handle_tensor(self), b = handle_tensor(mat2);
+  return issue_op("aclnnBatchMatMul", {o}, [o, a, b]() {
+    at::Tensor result = on_host(o);
+    at::bmm_out(result, on_host(a), on_host(b));
+  });
+}
+
+extern "C" AOTITorchError aoti_torch_npu_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
+                                                   AtenTensorHandle mat2, double beta, double alpha) {
+  at::Tensor o = handle_tensor(out), s = handle_tensor(self), a = handle_tensor(mat1), b = handle_tensor(mat2);
+  return issue_op("aclnnAddmm", {o}, [o, s, a, b, beta, alpha]() {
+    at::Tensor result = on_host(o);
+    at::addmm_out(result, on_host(s), on_host(a), on_host(b), beta, alpha);
+  });
+}
+
+extern "C" AOTITorchError aoti_torch_npu_randint_low_out(AtenTensorHandle out, int64_t low, int64_t high,
+                                                         const int64_t* size, int64_t size_len_) {
+  at::Tensor o = handle_tensor(out);
+  std::vector<int64_t> sizes(size, size + size_len_);
+  return issue_op("aclnnInplaceRandom", {o}, [o, low, high, sizes]() {
+    at::Tensor result = on_host(o);
+    at::randint_out(result, low, high, sizes);
+  });
 }
 
 // The test's side: npuSynchronizeDevice (every queue emptied, then the device), its error, and a consumer that is not
