@@ -2,9 +2,9 @@
 called; each kernel run by the emulated device from its packed arguments; outputs and inputs compared with eager."""
 
 # The wrapper is the one Inductor generated, compiled with this package's build options for device "npu"
-# ($NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME: the emulated runtime's stub libtorch_npu and ACL); its launches go through the
-# stub's task queue onto emulated streams, and run when the device is synchronised after the call. Only the config
-# the autotuner saved for the wrapper runs: the C++ wrapper launches that one binary.
+# ($NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME: the emulated runtime's stub libtorch_npu and ACL); each launch runs when
+# made (BLOCKING_ENV). Only the config the autotuner saved for the wrapper runs: the C++ wrapper launches that one
+# binary.
 
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ from npu_inductor_compat.tools.simulated.execution.execute_launch import ConfigR
 from npu_inductor_compat.tools.simulated.execution.execute_reference import fp64_outputs, tolerance
 from npu_inductor_compat.tools.simulated.execution.execute_values import copied
 
-QUEUE_ENV = "TASK_QUEUE_ENABLE"
-# The stub's task queue at torch_npu's default level: at level 2 its consumer thread may synchronise the device (a
-# workspace block that grows) and so run a kernel in the interpreter, which needs the GIL the calling thread holds.
-QUEUE_LEVEL = "1"
+# Launches as torch_npu makes them with ASCEND_LAUNCH_BLOCKING=1 (OpCommand.cpp RunOpApiV2: the queue off, the stream
+# synchronised after each op): every kernel runs at its launch, in program order with the ops the simulated NPU runs
+# on the host at once (a fallback the wrapper calls through the dispatcher reads what the kernel before it wrote).
+BLOCKING_ENV = "ASCEND_LAUNCH_BLOCKING"
 NOT_COMPARED = (
     "a C++ wrapper's buffers are not compared kernel by kernel (its kernels write device memory the wrapper "
     "allocates): the outputs differ, no kernel raised or was refused"
@@ -57,8 +57,8 @@ def emulated_runtime_for(wanted: bool, say: Callable[[str], None]) -> Iterator[L
     except (headers.HeaderCheckUnavailable, emulated_runtime.RuntimeUnavailable, OSError) as err:
         yield f"no emulated NPU runtime to run it against: {err}"
         return
-    kept = {name: os.environ.get(name) for name in (*npu.env(), QUEUE_ENV)}
-    os.environ.update({**npu.env(), QUEUE_ENV: QUEUE_LEVEL})
+    kept = {name: os.environ.get(name) for name in (*npu.env(), BLOCKING_ENV)}
+    os.environ.update({**npu.env(), BLOCKING_ENV: "1"})
     try:
         yield LoadedRuntime(str(npu.libascendcl), str(npu.libtorch_npu))
     finally:
@@ -109,6 +109,8 @@ def execute_cpp(
             compiled = module.call(list(compiled_inputs))
             runtime.synchronize()  # the queued launches run now
     except Exception as err:
+        with contextlib.suppress(RuntimeError):  # what it queued before it failed runs now, as this graph's
+            runtime.synchronize()
         execution = Execution(
             "error",
             error={"type": type(err).__name__, "message": str(err)[:2000], "traceback": traceback.format_exc()},

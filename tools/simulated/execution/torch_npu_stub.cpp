@@ -53,6 +53,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -175,12 +176,20 @@ void set_current_device(int32_t device) {
   guard->setDevice(c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)));
 }
 
-// OptionsManager::GetTaskQueueEnable: read once; unset means 1; ASCEND_LAUNCH_BLOCKING wins when it is on, read as
-// GetBoolTypeOption reads it (strtol, any non-zero value is on: "0" and unset are off).
+// OptionsManager::CheckBlockingEnable: ASCEND_LAUNCH_BLOCKING, read once as GetBoolTypeOption reads it (strtol, any
+// non-zero value is on: "0" and unset are off).
+bool launch_blocking() {
+  static const bool on = [] {
+    const char* blocking = std::getenv("ASCEND_LAUNCH_BLOCKING");
+    return blocking != nullptr && std::strtol(blocking, nullptr, 10) != 0;
+  }();
+  return on;
+}
+
+// OptionsManager::GetTaskQueueEnable: read once; unset means 1; ASCEND_LAUNCH_BLOCKING wins when it is on.
 int64_t task_queue_enable() {
   static const int64_t level = [] {
-    const char* blocking = std::getenv("ASCEND_LAUNCH_BLOCKING");
-    if (blocking != nullptr && std::strtol(blocking, nullptr, 10) != 0) return int64_t{0};
+    if (launch_blocking()) return int64_t{0};
     const char* text = std::getenv("TASK_QUEUE_ENABLE");
     const int64_t value = text == nullptr ? 1 : std::strtol(text, nullptr, 10);
     if (value < 0 || value > 2) throw std::runtime_error("TASK_QUEUE_ENABLE should be 0, 1 or 2");
@@ -337,6 +346,11 @@ void OpCommand::RunOpApiV2(const string& op_name, const PROC_FUNC& func, bool sy
   } else {
     const int status = func();  // OpCommandImpl::RunOpApi: inline, on the calling thread
     if (status != 0) throw std::runtime_error(op_name + " failed: " + std::to_string(status));
+    // ASCEND_LAUNCH_BLOCKING: the stream synchronised after each op (torch_npu skips it under capture, which the
+    // emulated runs never combine with blocking launches)
+    if (launch_blocking() && aclrtSynchronizeStream(current_stream(device)) != ACL_SUCCESS) {
+      throw std::runtime_error(op_name + ": sync failed");
+    }
   }
   if (sync) {
     repository(device).drain();
@@ -388,7 +402,8 @@ extern "C" AOTITorchError aoti_torch_npu_mm_out(AtenTensorHandle out, AtenTensor
 // inductor/aoti_torch/generated/c_shim_npu.h), issued as op-plugin issues any op (EXEC_NPU_CMD: queued work on the
 // issuing thread's current stream) and, like the product above, computed by a host function on the stream with
 // ATen's CPU kernel on the memory underneath, so each reads its inputs when the stream gets there. Their workspace is
-// not modelled (the product's is). A shim function not here fails to link, naming itself.
+// not modelled (the product's is). Those GPT-2's wrappers call on the three core lines are here; a shim function
+// not here fails to link, naming itself.
 namespace {
 
 struct OpArgs {
@@ -443,6 +458,143 @@ extern "C" AOTITorchError aoti_torch_npu_addmm_out(AtenTensorHandle out, AtenTen
     at::Tensor result = on_host(o);
     at::addmm_out(result, on_host(s), on_host(a), on_host(b), beta, alpha);
   });
+}
+
+namespace {
+
+// A functional op's outputs, allocated when it is issued (on the device of ``on``, laid out as its meta kernel lays
+// them out) and handed to the wrapper as new handles; their values are computed on the stream.
+at::Tensor meta_of(const at::Tensor& t) { return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta)); }
+
+at::Tensor allocated_like(const at::Tensor& meta, const at::Tensor& on) {
+  return at::empty_strided(meta.sizes(), meta.strides(), meta.options().device(on.device()));
+}
+
+AtenTensorHandle new_handle(const at::Tensor& t) { return reinterpret_cast<AtenTensorHandle>(new at::Tensor(t)); }
+
+std::optional<at::Tensor> optional_tensor(AtenTensorHandle* handle) {
+  if (handle == nullptr || *handle == nullptr) return std::nullopt;
+  return handle_tensor(*handle);
+}
+
+std::optional<at::Tensor> host_or_meta(const std::optional<at::Tensor>& t, bool meta) {
+  if (!t) return std::nullopt;
+  return meta ? meta_of(*t) : on_host(*t);
+}
+
+at::Tensor as(const at::Tensor& t, bool meta) { return meta ? meta_of(t) : on_host(t); }
+
+// A functional op of one output: ``op(meta)`` computes it from its inputs' meta tensors (to lay the output out) or
+// from their host memory (on the stream).
+template <typename Op>
+AOTITorchError functional(const char* name, const at::Tensor& on, AtenTensorHandle* ret0, Op op) {
+  try {
+    at::Tensor out = allocated_like(op(true), on);
+    *ret0 = new_handle(out);
+    return issue_op(name, {out}, [out, op]() { on_host(out).copy_(op(false)); });
+  } catch (const std::exception&) {
+    return AOTI_TORCH_FAILURE;
+  }
+}
+
+}  // namespace
+
+extern "C" AOTITorchError aoti_torch_npu_embedding(AtenTensorHandle weight, AtenTensorHandle indices,
+                                                  int64_t padding_idx, int32_t scale_grad_by_freq, int32_t sparse,
+                                                  AtenTensorHandle* ret0) {
+  at::Tensor w = handle_tensor(weight), i = handle_tensor(indices);
+  return functional("aclnnEmbedding", w, ret0, [=](bool meta) {
+    return at::embedding(as(w, meta), as(i, meta), padding_idx, scale_grad_by_freq != 0, sparse != 0);
+  });
+}
+
+extern "C" AOTITorchError aoti_torch_npu_constant_pad_nd(AtenTensorHandle self, const int64_t* pad, int64_t pad_len_,
+                                                        double value, AtenTensorHandle* ret0) {
+  at::Tensor s = handle_tensor(self);
+  std::vector<int64_t> pads(pad, pad + pad_len_);
+  return functional("aclnnConstantPadNd", s, ret0, [=](bool meta) { return at::constant_pad_nd(as(s, meta), pads, value); });
+}
+
+extern "C" AOTITorchError aoti_torch_npu__log_softmax_backward_data(AtenTensorHandle grad_output,
+                                                                   AtenTensorHandle output, int64_t dim,
+                                                                   int32_t input_dtype, AtenTensorHandle* ret0) {
+  at::Tensor g = handle_tensor(grad_output), o = handle_tensor(output);
+  const auto dtype = static_cast<c10::ScalarType>(input_dtype);  // the C shim passes dtypes as their ScalarType
+  return functional("aclnnLogSoftmaxBackward", g, ret0, [=](bool meta) {
+    return at::_log_softmax_backward_data(as(g, meta), as(o, meta), dim, dtype);
+  });
+}
+
+extern "C" AOTITorchError aoti_torch_npu_any_dim(AtenTensorHandle self, int64_t dim, int32_t keepdim,
+                                                AtenTensorHandle* ret0) {
+  try {
+    at::Tensor s = handle_tensor(self);
+    at::Tensor out = allocated_like(at::any(meta_of(s), dim, keepdim != 0), s);
+    *ret0 = new_handle(out);
+    return issue_op("aclnnAny", {out}, [out, s, dim, keepdim]() { on_host(out).copy_(at::any(on_host(s), dim, keepdim != 0)); });
+  } catch (const std::exception&) {
+    return AOTI_TORCH_FAILURE;
+  }
+}
+
+extern "C" AOTITorchError aoti_torch_npu_cat(const AtenTensorHandle* tensors, int64_t tensors_len_, int64_t dim,
+                                            AtenTensorHandle* ret0) {
+  try {
+    std::vector<at::Tensor> inputs, metas;
+    for (int64_t i = 0; i < tensors_len_; ++i) inputs.push_back(handle_tensor(tensors[i]));
+    for (const at::Tensor& input : inputs) metas.push_back(meta_of(input));
+    at::Tensor out = allocated_like(at::cat(metas, dim), inputs.at(0));
+    *ret0 = new_handle(out);
+    return issue_op("aclnnCat", {out}, [out, inputs, dim]() {
+      std::vector<at::Tensor> hosts;
+      for (const at::Tensor& input : inputs) hosts.push_back(on_host(input));
+      on_host(out).copy_(at::cat(hosts, dim));
+    });
+  } catch (const std::exception&) {
+    return AOTI_TORCH_FAILURE;
+  }
+}
+
+extern "C" AOTITorchError aoti_torch_npu_nll_loss_forward(AtenTensorHandle self, AtenTensorHandle target,
+                                                         AtenTensorHandle* weight, int64_t reduction,
+                                                         int64_t ignore_index, AtenTensorHandle* ret0,
+                                                         AtenTensorHandle* ret1) {
+  try {
+    at::Tensor s = handle_tensor(self), t = handle_tensor(target);
+    std::optional<at::Tensor> w = optional_tensor(weight);
+    auto metas = at::nll_loss_forward(meta_of(s), meta_of(t), host_or_meta(w, true), reduction, ignore_index);
+    at::Tensor out = allocated_like(std::get<0>(metas), s), total = allocated_like(std::get<1>(metas), s);
+    *ret0 = new_handle(out);
+    *ret1 = new_handle(total);
+    return issue_op("aclnnNLLLoss", {out, total}, [out, total, s, t, w, reduction, ignore_index]() {
+      auto found = at::nll_loss_forward(on_host(s), on_host(t), host_or_meta(w, false), reduction, ignore_index);
+      on_host(out).copy_(std::get<0>(found));
+      on_host(total).copy_(std::get<1>(found));
+    });
+  } catch (const std::exception&) {
+    return AOTI_TORCH_FAILURE;
+  }
+}
+
+extern "C" AOTITorchError aoti_torch_npu_nll_loss_backward(AtenTensorHandle grad_output, AtenTensorHandle self,
+                                                          AtenTensorHandle target, AtenTensorHandle* weight,
+                                                          int64_t reduction, int64_t ignore_index,
+                                                          AtenTensorHandle total_weight, AtenTensorHandle* ret0) {
+  try {
+    at::Tensor g = handle_tensor(grad_output), s = handle_tensor(self), t = handle_tensor(target);
+    at::Tensor total = handle_tensor(total_weight);
+    std::optional<at::Tensor> w = optional_tensor(weight);
+    at::Tensor meta = at::nll_loss_backward(meta_of(g), meta_of(s), meta_of(t), host_or_meta(w, true), reduction,
+                                            ignore_index, meta_of(total));
+    at::Tensor out = allocated_like(meta, s);
+    *ret0 = new_handle(out);
+    return issue_op("aclnnNLLLossBackward", {out}, [out, g, s, t, w, total, reduction, ignore_index]() {
+      on_host(out).copy_(at::nll_loss_backward(on_host(g), on_host(s), on_host(t), host_or_meta(w, false), reduction,
+                                               ignore_index, on_host(total)));
+    });
+  } catch (const std::exception&) {
+    return AOTI_TORCH_FAILURE;
+  }
 }
 
 extern "C" AOTITorchError aoti_torch_npu_randint_low_out(AtenTensorHandle out, int64_t low, int64_t high,
