@@ -60,7 +60,11 @@ def emulated_runtime_for(wanted: bool, say: Callable[[str], None]) -> Iterator[L
     kept = {name: os.environ.get(name) for name in (*npu.env(), BLOCKING_ENV)}
     os.environ.update({**npu.env(), BLOCKING_ENV: "1"})
     try:
-        yield LoadedRuntime(str(npu.libascendcl), str(npu.libtorch_npu))
+        try:
+            runtime: LoadedRuntime | str = LoadedRuntime(str(npu.libascendcl), str(npu.libtorch_npu))
+        except OSError as err:  # a library that does not load (a damaged entry is rebuilt on the next run)
+            runtime = f"the emulated NPU runtime in {npu.torch_npu_home.parent} does not load: {err}"
+        yield runtime
     finally:
         for name, value in kept.items():
             if value is None:
@@ -107,7 +111,7 @@ def execute_cpp(
             module = PyCodeCache.load(plan.source)  # builds, links and loads the wrapper's .so
             compiled_inputs = laid_out(compiled_inputs, plan.layouts)
             compiled = module.call(list(compiled_inputs))
-            runtime.synchronize()  # the queued launches run now
+            runtime.synchronize()  # nothing the call queued is left unrun
     except Exception as err:
         with contextlib.suppress(RuntimeError):  # what it queued before it failed runs now, as this graph's
             runtime.synchronize()
