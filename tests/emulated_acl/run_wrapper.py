@@ -5,7 +5,7 @@
 # EMULATED_ACL_ISA_VERDICTS, when set, names a folder where Inductor's CPU-ISA probe verdicts are shared.
 # Every process generates its code afresh (no FX graph, AOTAutograd or autotune cache: the scenario hooks see each
 # kernel), while what Inductor keys by content (the wrapper's .so, by its source and build command) is reused from
-# TORCHINDUCTOR_CACHE_DIR, which the harness shares within a test module.
+# TORCHINDUCTOR_CACHE_DIR, which the harness shares within a test session.
 #
 # Inductor generates the C++ wrapper for ``graph`` (``cpp_wrapper=True``, dynamic shapes), compiles it and links it
 # with the package's build options against libtorch_npu / libascendcl, loads it and calls it with real input tensors.
