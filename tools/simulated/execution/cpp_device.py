@@ -8,11 +8,10 @@ runs, as the autotuner saved them for the C++ wrapper."""
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,17 +185,6 @@ class LoadedRuntime:
         launches run now. RuntimeError with torch_npu's message when queued work failed."""
         if self.torch_npu.emulated_torch_npu_synchronize_device() != 0:
             raise RuntimeError(self.torch_npu.emulated_torch_npu_last_error().decode())
-
-    @contextlib.contextmanager
-    def frees_held(self) -> Iterator[None]:
-        """Inside, the simulated NPU's freed blocks stay allocated (as torch_npu's caching allocator keeps them for
-        the work queued before the free): the launches run after the wrapper dropped its buffers. Released on exit."""
-        extension = simulated_npu_extension()
-        extension.hold_frees(True)
-        try:
-            yield
-        finally:
-            extension.hold_frees(False)
 
     def hazards(self) -> list[str]:
         """What the emulated ACL found wrong since the last reset (a launch the device refused among them)."""

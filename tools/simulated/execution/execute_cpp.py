@@ -105,7 +105,7 @@ def execute_cpp(
     runtime.emulated.kernels.clear()
     runtime.emulated.kernels.update(kernels)
     try:
-        with torch.no_grad(), runtime.frees_held():
+        with torch.no_grad():
             from torch._inductor.codecache import PyCodeCache
 
             module = PyCodeCache.load(plan.source)  # builds, links and loads the wrapper's .so

@@ -47,7 +47,6 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <vector>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -77,15 +76,10 @@ std::unordered_map<void*, size_t> live_blocks;
 std::atomic<int64_t> live_bytes{0};
 std::atomic<int64_t> peak_bytes{0};
 
-// While frees are held (codegen --cpp-wrapper --execute), a freed block stays allocated and live until
-// release_held_frees(): the emulated ACL runs a stream's launches only when the device is synchronised, after the
-// wrapper has dropped its intermediate buffers, and torch_npu's caching allocator keeps such memory for the work
-// queued before the free (NPUCachingAllocator.cpp: a freed block returns to its pool, handed out again in stream
-// order only).
-bool holding_frees = false;  // guarded by live_mutex
-std::vector<void*> held_frees;
-
-void free_now(void* ptr) {
+void free_block(void* ptr) {
+  if (ptr == nullptr) {
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(live_mutex);
     auto it = live_blocks.find(ptr);
@@ -95,30 +89,6 @@ void free_now(void* ptr) {
     }
   }
   c10::free_cpu(ptr);
-}
-
-void free_block(void* ptr) {
-  if (ptr == nullptr) {
-    return;
-  }
-  {
-    std::lock_guard<std::mutex> lock(live_mutex);
-    if (holding_frees) {
-      held_frees.push_back(ptr);
-      return;
-    }
-  }
-  free_now(ptr);
-}
-
-void hold_frees(bool hold) {
-  std::vector<void*> released;
-  {
-    std::lock_guard<std::mutex> lock(live_mutex);
-    holding_frees = hold;
-    if (!hold) released.swap(held_frees);
-  }
-  for (void* ptr : released) free_now(ptr);
 }
 
 struct HostBackedAllocator final : public at::Allocator {
@@ -582,8 +552,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         return std::nullopt;
       },
       pybind11::arg("address"), "(start, bytes) of the live simulated-npu block holding `address`, or None");
-  m.def("hold_frees", &simnpu::hold_frees, pybind11::arg("hold"),
-        "While held, freed blocks stay allocated; releasing frees them (codegen --cpp-wrapper --execute)");
   m.def("fallback_counts", &simnpu::take_fallback_counts, pybind11::arg("reset") = false,
         "Calls per operator that ran on CPU through the fallback since the last reset");
   m.def("device_count", []() { return static_cast<int64_t>(simnpu::kDeviceCount); });
