@@ -94,16 +94,10 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
     """The eager outputs (what the script goes on with), and the compiled run's verdict."""
     import torch
 
-    from npu_inductor_compat.tools.simulated.execution.execute_interpreter import not_ready
-
-    unready = not_ready()
-    if unready is not None:
-        return run_eager(inputs), not_run(unready)
-    try:  # whatever goes wrong here, the script's own (eager) run goes on
-        compiled_inputs = [copied(value) for value in inputs]
-        before = [copied(value) for value in inputs]  # never written: the references copy what they run on
-    except Exception as err:
-        return run_eager(inputs), not_run(f"the inputs could not be copied ({type(err).__name__}: {err})")
+    copies = inputs_copied(inputs)
+    if isinstance(copies, str):
+        return run_eager(inputs), not_run(copies)
+    compiled_inputs, before = copies  # ``before`` never written: the references copy what they run on
     outputs = run_eager(inputs)
     started = time.perf_counter()
     references = References(plan.lowered, plan.origins, before)
@@ -132,12 +126,7 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
         return outputs, execution
     judge(session.launches)
     execution = Execution("match", launches=session.launches)
-    fp64 = fp64_outputs(plan.eager, before)
-    strides = plan.kind != "forward"  # a training forward's saved tensors may be laid out as Inductor chose
-    execution.values = _compare(
-        plan.eager.graph, outputs, compiled, inputs, compiled_inputs, fp64, strides, tolerance(plan.kind)
-    )
-    execution.values = _inputs_reused(execution.values, before, inputs, plan.kind == "backward")
+    execution.values = judged_values(plan, outputs, compiled, inputs, compiled_inputs, before)
     stopped = next((launch for launch in session.launches if launch.configs[0].status == "not run"), None)
     if stopped is not None:  # what came after it was computed from a buffer the kernel never wrote
         reason = (stopped.configs[0].detail or {}).get("reason")
@@ -156,6 +145,31 @@ def execute(plan: Plan, inputs: list[Any], run_eager: Callable[[list[Any]], Any]
         _localise(execution, localised)
     execution.seconds = time.perf_counter() - started
     return outputs, execution
+
+
+def inputs_copied(inputs: list[Any]) -> tuple[list[Any], list[Any]] | str:
+    """Two copies of the inputs (the compiled run's, and their values before any run), or why there are none: the
+    graph is then not run, and the script's own (eager) run goes on. Refused when Triton's interpreter cannot run."""
+    from npu_inductor_compat.tools.simulated.execution.execute_interpreter import not_ready
+
+    unready = not_ready()
+    if unready is not None:
+        return unready
+    try:
+        return [copied(value) for value in inputs], [copied(value) for value in inputs]
+    except Exception as err:
+        return f"the inputs could not be copied ({type(err).__name__}: {err})"
+
+
+def judged_values(
+    plan: Plan, outputs: Any, compiled: Any, inputs: list[Any], compiled_inputs: list[Any], before: list[Any]
+) -> list[dict[str, Any]]:
+    """Every output and input of the compiled run against the eager run's (_compare), inputs only the compiled run
+    changed said so (_inputs_reused)."""
+    fp64 = fp64_outputs(plan.eager, before)
+    strides = plan.kind != "forward"  # a training forward's saved tensors may be laid out as Inductor chose
+    values = _compare(plan.eager.graph, outputs, compiled, inputs, compiled_inputs, fp64, strides, tolerance(plan.kind))
+    return _inputs_reused(values, before, inputs, plan.kind == "backward")
 
 
 def _load(source: str) -> Any:

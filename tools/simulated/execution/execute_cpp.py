@@ -19,14 +19,12 @@ from npu_inductor_compat.tools.simulated.execution.cpp_device import SAVED, Load
 from npu_inductor_compat.tools.simulated.execution.execute import (
     Execution,
     Plan,
-    _compare,
-    _inputs_reused,
+    inputs_copied,
+    judged_values,
     laid_out,
     not_run,
 )
 from npu_inductor_compat.tools.simulated.execution.execute_launch import ConfigRun, Launch
-from npu_inductor_compat.tools.simulated.execution.execute_reference import fp64_outputs, tolerance
-from npu_inductor_compat.tools.simulated.execution.execute_values import copied
 
 # Launches as torch_npu makes them with ASCEND_LAUNCH_BLOCKING=1 (OpCommand.cpp RunOpApiV2: the queue off, the stream
 # synchronised after each op): every kernel runs at its launch, in program order with the ops the simulated NPU runs
@@ -89,16 +87,10 @@ def execute_cpp(
     """The eager outputs (what the script goes on with), and the C++ wrapper's verdict."""
     import torch
 
-    from npu_inductor_compat.tools.simulated.execution.execute_interpreter import not_ready
-
-    unready = not_ready()
-    if unready is not None:
-        return run_eager(inputs), not_run(unready)
-    try:
-        compiled_inputs = [copied(value) for value in inputs]
-        before = [copied(value) for value in inputs]
-    except Exception as err:
-        return run_eager(inputs), not_run(f"the inputs could not be copied ({type(err).__name__}: {err})")
+    copies = inputs_copied(inputs)
+    if isinstance(copies, str):
+        return run_eager(inputs), not_run(copies)
+    compiled_inputs, before = copies
     outputs = run_eager(inputs)
     started = time.perf_counter()
     runtime.reset()
@@ -122,12 +114,7 @@ def execute_cpp(
         )
         return outputs, _finished(execution, runtime, started)
     execution = Execution("match", launches=_launches(runtime.emulated.ran, plan))
-    fp64 = fp64_outputs(plan.eager, before)
-    strides = plan.kind != "forward"
-    execution.values = _compare(
-        plan.eager.graph, outputs, compiled, inputs, compiled_inputs, fp64, strides, tolerance(plan.kind)
-    )
-    execution.values = _inputs_reused(execution.values, before, inputs, plan.kind == "backward")
+    execution.values = judged_values(plan, outputs, compiled, inputs, compiled_inputs, before)
     if any(value["status"] == "mismatch" for value in execution.values):
         execution.status = "mismatch"
     return outputs, _finished(execution, runtime, started)
