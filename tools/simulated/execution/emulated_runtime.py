@@ -70,7 +70,7 @@ def build(folder: Path, include: Path, *, capture: bool = True) -> EmulatedNpu:
     npu = _layout(folder)
     lib = npu.torch_npu_home / "lib"
     lib.mkdir(parents=True, exist_ok=True)
-    (npu.ascend_home).mkdir(parents=True, exist_ok=True)
+    npu.ascend_home.mkdir(parents=True, exist_ok=True)
     if not (npu.torch_npu_home / "include").exists():
         os.symlink(include, npu.torch_npu_home / "include")
     if not (npu.ascend_home / "lib64").exists():
@@ -97,7 +97,7 @@ def _key(include: Path, capture: bool) -> str:
 
     digest = hashlib.sha256()
     recipe = Path(__file__).read_bytes()  # how the sources are built and laid out
-    parts = [*((HERE / name).read_bytes() for name in (*SOURCES,)), recipe, str(include.resolve()).encode()]
+    parts = [*((HERE / name).read_bytes() for name in SOURCES), recipe, str(include.resolve()).encode()]
     parts.append(bytes([capture]))
     for part in (*parts, *(text.encode() for text in _torch_build())):
         digest.update(len(part).to_bytes(8, "little") + part)

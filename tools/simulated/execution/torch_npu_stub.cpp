@@ -303,6 +303,13 @@ void drain_all() {
   for (Repository* found : all) found->drain();
 }
 
+// A tensor's memory as the host sees it (device memory is host memory here), and a C-shim handle's tensor.
+at::Tensor on_host(const at::Tensor& t) {
+  return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options().device(at::kCPU));
+}
+
+at::Tensor handle_tensor(AtenTensorHandle handle) { return *reinterpret_cast<at::Tensor*>(handle); }
+
 struct MmArgs {
   at::Tensor out, self, mat2;
   void* workspace = nullptr;
@@ -314,11 +321,8 @@ void mm_on_stream(void* data) {
   std::unique_ptr<MmArgs> args(static_cast<MmArgs*>(data));
   emulated_acl_uses(args->workspace, "aclnnMm's workspace");
   // the stream has reached the product: read the inputs' memory now (host memory underneath)
-  auto cpu = [](const at::Tensor& t) {
-    return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options().device(at::kCPU));
-  };
-  at::Tensor product = cpu(args->out);
-  at::mm_out(product, cpu(args->self), cpu(args->mat2));
+  at::Tensor product = on_host(args->out);
+  at::mm_out(product, on_host(args->self), on_host(args->mat2));
   emulated_acl_written(args->out.data_ptr());
 }
 
@@ -373,8 +377,7 @@ extern "C" AOTITorchError aoti_torch_get_current_npu_stream(int32_t device_index
 }
 
 extern "C" AOTITorchError aoti_torch_npu_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
-  auto tensor = [](AtenTensorHandle handle) { return *reinterpret_cast<at::Tensor*>(handle); };
-  auto* args = new MmArgs{tensor(out), tensor(self), tensor(mat2)};
+  auto* args = new MmArgs{handle_tensor(out), handle_tensor(self), handle_tensor(mat2)};
   aclrtStream stream = current_stream(current_device());
   emulated_acl_expect_write(args->out.data_ptr(), args->out.nbytes(), "aclnnMm");
   const bool in_queued_work = task_queue_enable() == 2;  // EXEC_NPU_CMD_V2; else V1, on the calling thread
@@ -417,12 +420,6 @@ void op_on_stream(void* data) {
   args->compute();
   for (void* address : args->written) emulated_acl_written(address);
 }
-
-at::Tensor on_host(const at::Tensor& t) {
-  return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options().device(at::kCPU));
-}
-
-at::Tensor handle_tensor(AtenTensorHandle handle) { return *reinterpret_cast<at::Tensor*>(handle); }
 
 AOTITorchError issue_op(const char* name, const std::vector<at::Tensor>& outs, std::function<void()> compute) {
   auto* args = new OpArgs{name, std::move(compute), {}};
