@@ -50,7 +50,8 @@ PLAN_CORES = {str(device): list(cores) for device, cores in CORES.items()}
 @dataclass(frozen=True)
 class SessionNpu:
     """The emulated NPU runtime (the tool's, built once into its cache) and this test session's ``work`` folder for
-    it: the Inductor cache and CPU-ISA verdicts every run against this runtime shares (pytest-xdist workers too)."""
+    it: the Inductor cache every run against this runtime shares (pytest-xdist workers too; the CPU-ISA verdicts
+    are the machine's, kept by the tool: isa_verdicts.py)."""
 
     runtime: Any  # emulated_runtime.EmulatedNpu
     work: Path
@@ -96,12 +97,9 @@ def run_plan(
     path = directory / "plan.json"
     path.write_text(json.dumps(plan))
     queue = ("TASK_QUEUE_ENABLE", "ASCEND_LAUNCH_BLOCKING")  # torch_npu's default: the queue on, at level 1
-    verdicts = emulated_npu.work / "isa_verdicts"  # one probe per test session (run_wrapper.py)
-    verdicts.mkdir(exist_ok=True)
     env = {
         **{key: value for key, value in os.environ.items() if key not in queue},
         **emulated_npu.env(),
-        "EMULATED_ACL_ISA_VERDICTS": str(verdicts),
         "TORCHINDUCTOR_CACHE_DIR": str(emulated_npu.work / "inductor"),  # the session's, for this runtime
         "NPU_INDUCTOR_COMPAT_AUTOLOAD": "0",
         **(env or {}),

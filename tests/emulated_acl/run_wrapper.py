@@ -2,7 +2,7 @@
 
 # Usage: python run_wrapper.py PLAN.json  (prints one JSON line). The environment carries the build options the
 # package uses for device "npu" (NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME, ASCEND_HOME_PATH; see build.py).
-# EMULATED_ACL_ISA_VERDICTS, when set, names a folder where Inductor's CPU-ISA probe verdicts are shared.
+# Inductor's CPU-ISA probe verdicts are the machine's, kept by the tool (isa_verdicts.py) as codegen --execute does.
 # Every process generates its code afresh (no FX graph, AOTAutograd or autotune cache: the scenario hooks see each
 # kernel), while what Inductor keys by content (the wrapper's .so, by its source and build command) is reused from
 # TORCHINDUCTOR_CACHE_DIR, which the harness shares within a test session.
@@ -168,31 +168,6 @@ def over_the_launch_limit(kernels: dict[str, dict[str, Any]]) -> int:
     return 65536 * int(first["config"]["XBLOCK"])
 
 
-def reuse_isa_verdicts(folder: str) -> None:
-    """Inductor probes the host compiler for each CPU vector ISA (cpu_vec_isa.py, VecISA.check_build: build a test
-    program, then load it in a fresh interpreter), ~10 probes a process and over half of this script's time. The
-    verdict is the machine's, not the plan's: the first process records each one in ``folder``, later ones read it."""
-    import hashlib
-
-    from torch._inductor import cpu_vec_isa
-
-    probe = cpu_vec_isa.VecISA.check_build
-
-    def check_build(self: Any, code: str) -> bool:
-        text = "\0".join((type(self).__name__, self._arch_flags, code))
-        path = os.path.join(folder, hashlib.sha256(text.encode()).hexdigest()[:32])
-        if os.path.exists(path):
-            with open(path) as file:
-                return file.read() == "1"
-        verdict = bool(probe(self, code))
-        with open(f"{path}.{os.getpid()}", "w") as file:
-            file.write("1" if verdict else "0")
-        os.replace(f"{path}.{os.getpid()}", path)  # whole or absent for a process reading it at the same time
-        return verdict
-
-    cpu_vec_isa.VecISA.check_build = check_build
-
-
 def main() -> None:
     with open(sys.argv[1]) as file:
         plan = json.load(file)
@@ -205,7 +180,9 @@ def main() -> None:
 
     from npu_inductor_compat.activation import activate
     from npu_inductor_compat.common.composition import providers
+    from npu_inductor_compat.patching import Journal
     from npu_inductor_compat.tools.simulated.codegen.kernel_params import simulated_metadata
+    from npu_inductor_compat.tools.simulated.execution.isa_verdicts import ISA_VERDICTS_RECORD
     from npu_inductor_compat.tools.simulated.npu import device
 
     acl = ctypes.CDLL(os.path.join(os.environ["ASCEND_HOME_PATH"], "lib64", "libascendcl.so"))
@@ -229,8 +206,7 @@ def main() -> None:
     acl.emulated_acl_record_launches(int(record))
 
     functorch_config.enable_autograd_cache = False  # its hit would skip Inductor's codegen too
-    if os.environ.get("EMULATED_ACL_ISA_VERDICTS"):
-        reuse_isa_verdicts(os.environ["EMULATED_ACL_ISA_VERDICTS"])
+    Journal().apply([ISA_VERDICTS_RECORD])  # the machine's verdicts, as codegen --execute keeps them
     device.setup()
     providers.set_provider(device.PROVIDER)
     activate()
