@@ -1,10 +1,10 @@
 """The emulated NPU runtime a C++ wrapper links against and runs on: an ACL runtime emulation and a stub libtorch_npu,
 built against the real ACL and torch_npu headers once per torch build, sources and headers, into the tools' cache."""
 
-# emulated_acl.cpp emulates libascendcl (memory, streams, launches: each kernel handed to a runner, see
-# device_launch.py); torch_npu_stub.cpp and torch_npu_capture_stub.cpp stand in for libtorch_npu (the workspace
-# allocator, streams, the task queue, the capture status), each modelled on the real source it cites. Both libraries
-# go into one lib/ folder (a torch_npu install's layout, ACL beside it): $NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME finds them.
+# emulated_acl.cpp emulates libascendcl (memory, streams, launches: see device_launch.py); torch_npu_stub.cpp,
+# torch_npu_capture_stub.cpp and torch_npu_forward.cpp stand in for libtorch_npu (workspace allocator, streams, task
+# queue, capture status, C-shim ops; shim_forwarding.py generates the rest), each modelled on the source it cites.
+# Both libraries go into one lib/ (a torch_npu install's layout, ACL beside it): $NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME.
 
 from __future__ import annotations
 
@@ -15,8 +15,18 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from npu_inductor_compat.tools.simulated.execution import shim_forwarding
+
 HERE = Path(__file__).resolve().parent
-SOURCES = ("emulated_acl.h", "emulated_acl.cpp", "torch_npu_stub.cpp", "torch_npu_capture_stub.cpp")
+SOURCES = (
+    "emulated_acl.h",
+    "emulated_acl.cpp",
+    "torch_npu_stub.cpp",
+    "torch_npu_capture_stub.cpp",
+    "torch_npu_forward.h",
+    "torch_npu_forward.cpp",
+    "shim_forwarding.py",  # generates the forwarded ops
+)
 LIST = "FILES"  # written last into a built entry (tools/cache_entry.py)
 CACHE_DIR = "emulated_npu"  # beside the simulated NPU extension's builds
 WITHOUT_CAPTURE = "-DEMULATED_ACL_WITHOUT_CAPTURE"  # an ACL from a CANN before aclgraph capture
@@ -79,7 +89,16 @@ def build(folder: Path, include: Path, *, capture: bool = True) -> EmulatedNpu:
     _run([*common, *([] if capture else [WITHOUT_CAPTURE]), str(HERE / "emulated_acl.cpp"), "-o", str(npu.libascendcl)])
     torch_flags = [*(f"-I{path}" for path in include_paths()), *(f"-L{path}" for path in library_paths())]
     rpath = ["-Wl,-rpath,$ORIGIN", *(f"-Wl,-rpath,{path}" for path in library_paths())]  # relocatable: built aside
-    stubs = [str(HERE / "torch_npu_stub.cpp"), str(HERE / "torch_npu_capture_stub.cpp")]
+    forwarded = folder / "torch_npu_forwarded_ops.cpp"  # torch_npu's C-shim ops torch's CPU shim shares
+    forwarded.write_text(
+        shim_forwarding.source(
+            include / shim_forwarding.NPU_HEADER,
+            _cpu_shim_header(),
+            (HERE / "torch_npu_stub.cpp", HERE / "torch_npu_forward.cpp"),
+        )
+    )
+    stubs = [str(HERE / name) for name in ("torch_npu_stub.cpp", "torch_npu_capture_stub.cpp", "torch_npu_forward.cpp")]
+    stubs.append(str(forwarded))
     libraries = ["-lascendcl", "-lc10", "-ltorch_cpu", "-ldl"]
     _run([*common, *torch_flags, *stubs, "-o", str(npu.libtorch_npu), f"-L{lib}", *libraries, *rpath])
     # CANN's libruntime, which torch_npu's own C++ builder links every wrapper with (_inductor/cpp_builder.py
@@ -89,7 +108,17 @@ def build(folder: Path, include: Path, *, capture: bool = True) -> EmulatedNpu:
     empty.write_text("/* nothing */\n")
     _run(["gcc", "-shared", "-fPIC", str(empty), "-o", str(lib / "libruntime.so")])
     empty.unlink()
+    forwarded.unlink()
     return npu
+
+
+def _cpu_shim_header() -> Path:
+    from torch.utils.cpp_extension import include_paths
+
+    for path in include_paths():
+        if (Path(path) / shim_forwarding.CPU_HEADER).is_file():
+            return Path(path) / shim_forwarding.CPU_HEADER
+    raise RuntimeUnavailable(f"torch's {shim_forwarding.CPU_HEADER} is not among its include paths")
 
 
 def _key(include: Path, capture: bool) -> str:

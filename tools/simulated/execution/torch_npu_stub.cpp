@@ -405,8 +405,9 @@ extern "C" AOTITorchError aoti_torch_npu_mm_out(AtenTensorHandle out, AtenTensor
 // inductor/aoti_torch/generated/c_shim_npu.h), issued as op-plugin issues any op (EXEC_NPU_CMD: queued work on the
 // issuing thread's current stream) and, like the product above, computed by a host function on the stream with
 // ATen's CPU kernel on the memory underneath, so each reads its inputs when the stream gets there. Their workspace is
-// not modelled (the product's is). Those GPT-2's wrappers call on the three core lines are here; a shim function
-// not here fails to link, naming itself.
+// not modelled (the product's is). Those GPT-2's wrappers call on the three core lines are here; the other functions
+// of c_shim_npu.h whose signature torch's CPU shim shares are generated (shim_forwarding.py, torch_npu_forward.cpp);
+// a shim function in neither fails to link, naming itself.
 namespace {
 
 struct OpArgs {
