@@ -38,7 +38,13 @@ def test_without_a_provider_only_torch_side_records_apply_and_the_skip_is_explai
     cpp_wrapper_launch = {
         "autotuner-kernel-metadata",
         "cpp-wrapper-workspace-locks",
+        "cpp-wrapper-scalar-returns",
     }  # torch-side: inert until npu compiles
+    from npu_inductor_compat.common.fixes.cpp_wrapper_optional_lists import OPTIONAL_LIST_ARGS
+
+    assert OPTIONAL_LIST_ARGS.upstream_has_fix is not None
+    if not OPTIONAL_LIST_ARGS.upstream_has_fix():  # torch < 2.12
+        cpp_wrapper_launch.add("cpp-wrapper-optional-list-args")
     kernel_forms = {"npu-index-wrap-as-shift", "npu-variance-two-step"}  # torch-side: only npu kernels change
     assert applied_ids() == {
         "npu-backend-option",

@@ -10,7 +10,12 @@ from dataclasses import dataclass
 
 from npu_inductor_compat.common.torch_npu_names import TORCH_NPU_HOOKS, Hook
 from npu_inductor_compat.targets import Target
-from npu_inductor_compat.tools.torch_npu_survey import survey_kernel_forms, survey_late_fixes, survey_split_fixes
+from npu_inductor_compat.tools.torch_npu_survey import (
+    survey_cpp_wrapper_fixes,
+    survey_kernel_forms,
+    survey_late_fixes,
+    survey_split_fixes,
+)
 from npu_inductor_compat.tools.torch_npu_survey.survey_hooks import Found, lookup
 from npu_inductor_compat.tools.torch_npu_survey.survey_sources import Sources, dotted, index_kernel_method, module_scope
 
@@ -391,6 +396,16 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "cpp-wrapper-workspace-locks",
         "the NPU C++ wrapper allocates workspace and lock memory and passes both (non-NULL) to the kernel",
         _cpp_wrapper_workspace_locks,
+    ),
+    Detector(
+        "cpp-wrapper-scalar-returns",
+        "torch_npu replaces both the fallback-call codegen and codecache.custom_op_wrapper",
+        lambda sources: Finding(*survey_cpp_wrapper_fixes.scalar_returns_unnamed(sources)),
+    ),
+    Detector(
+        "cpp-wrapper-optional-list-args",
+        "torch_npu replaces CppWrapperCpu.generate_py_arg",
+        lambda sources: Finding(*survey_cpp_wrapper_fixes.optional_lists_built(sources)),
     ),
     Detector(
         "triton-cpp-wrapper-two-pass",

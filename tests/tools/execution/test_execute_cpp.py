@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
-from npu_compat_test_paths import ROOT, TESTS
+from npu_compat_test_paths import TESTS
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.build, pytest.mark.download]
 
@@ -23,8 +23,10 @@ pytestmark = [pytest.mark.subprocess, pytest.mark.build, pytest.mark.download]
 def test_the_cpp_wrapper_of_a_forward_and_its_backward_runs_and_matches_eager(tmp_path: Path) -> None:
     """The default provider's C++ wrappers (torch_npu's codegen on a paired torch, whose intermediate buffers the
     wrapper frees before its launches have run: the caching allocator's stream order kept them) compute what eager
-    computes."""
-    script = ROOT / "examples" / "pointwise_reduction.py"
+    computes, through a convolution and its gradient (C-shim ops), torch_npu's fused attention (it also returns
+    numbers: record cpp-wrapper-scalar-returns) and an op called through Python with an optional int list (record
+    cpp-wrapper-optional-list-args)."""
+    script = TESTS / "scripts" / "conv_and_fused_attention.py"
     run = run_codegen(script, "--cpp-wrapper", "--execute", out=tmp_path / "o", provider=None)  # the default
     assert run.returncode == 0 and run.summary is not None, run.stderr[-3000:]
     graphs = run.summary["graphs"]
