@@ -19,7 +19,7 @@ SCRIPT = TESTS / "scripts" / "conv_and_fused_attention.py"
 def test_without_its_record_an_optional_int_list_stops_the_cpp_wrapper(tmp_path: Path) -> None:
     assert OPTIONAL_LIST_ARGS.upstream_has_fix is not None
     if OPTIONAL_LIST_ARGS.upstream_has_fix():
-        pytest.skip("this torch builds an optional list argument itself (torch >= 2.12): the record is not needed")
+        pytest.skip("torch builds optional list arguments from 2.12: the record is needed on torch 2.7.x-2.11.x only")
     flags = ("--cpp-wrapper", "--without-fix", OPTIONAL_LIST_ARGS.id)
     run = run_codegen(SCRIPT, *flags, out=tmp_path / "o", provider=None)  # the default provider
     assert run.returncode == 1 and run.summary is not None, run.stderr[-3000:]
