@@ -39,6 +39,23 @@ def test_the_cpp_wrapper_of_a_forward_and_its_backward_runs_and_matches_eager(tm
     assert run.summary["execution"]["graphs"] == {"match": 2, "mismatch": 0, "error": 0, "not run": 0}
 
 
+def test_a_call_site_constexpr_the_binary_compiled_in_reaches_the_kernel(tmp_path: Path) -> None:
+    """torch_npu 2.7.1's codegen marks a dropout's seed offset of 1 "constexpr": the params saved for the C++ wrapper
+    do not carry its value, the wrapper's call does (call_site_constants.py); without it the kernel cannot run."""
+    import torch
+
+    if not torch.__version__.startswith(("2.7.", "2.8.")):
+        pytest.skip("torch_npu's codegen marks call-site constexprs on torch 2.7.x-2.8.x only")
+    run = run_codegen(
+        TESTS / "scripts" / "two_dropouts.py", "--cpp-wrapper", "--execute", out=tmp_path / "o", provider=None
+    )
+    assert run.returncode == 0 and run.summary is not None, run.stderr[-3000:]
+    forward = run.summary["graphs"][0]
+    kernel = (tmp_path / "o" / "graph_0" / "kernels").glob("*dropout*.py")
+    assert any("'load_seed_offset': 'constexpr'" in path.read_text() for path in kernel)
+    assert forward["execution"]["status"] == "match", forward["execution"]
+
+
 @pytest.mark.once  # the plant is in Inductor's Triton codegen; the C++ path that runs it is this package's
 def test_a_wrong_kernel_in_a_cpp_wrapper_is_a_mismatch_and_the_run_exits_1(tmp_path: Path) -> None:
     """Shown able to fail: every sigmoid Inductor emits is wrong by +1; run from its packed arguments, the kernel

@@ -266,7 +266,7 @@ def _executing(capture: Capture, record: GraphRecord, graph: Any, eager: Any) ->
     if cpp:
         from npu_inductor_compat.tools.simulated.execution.execute_cpp import graph_kernels
 
-        kernels = graph_kernels()  # taken now, whatever is decided: the next graph's kernels are its own
+        kernels = graph_kernels(record.wrapper_source or "")  # taken now: the next graph's kernels are its own
         if isinstance(capture.cpp_runtime, str):
             reason = f"the C++ wrapper is not run: {capture.cpp_runtime}"
     if "npu" not in record.devices:

@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from npu_inductor_compat.tools.simulated.execution.call_site_constants import call_site_values
 from npu_inductor_compat.tools.simulated.execution.cpp_device import SAVED, LoadedRuntime, Ran, device_kernel
 from npu_inductor_compat.tools.simulated.execution.execute import (
     Execution,
@@ -71,9 +72,18 @@ def emulated_runtime_for(wanted: bool, say: Callable[[str], None]) -> Iterator[L
                 os.environ[name] = value
 
 
-def graph_kernels() -> dict[str, Any]:
-    """The kernels saved since the last graph took its own: this graph's (Inductor has just generated it)."""
-    return {name: device_kernel(params, autotuner) for name, (params, autotuner) in SAVED.take().items() if autotuner}
+def graph_kernels(source: str) -> dict[str, Any]:
+    """The kernels saved since the last graph took its own: this graph's (Inductor has just generated it, ``source``:
+    its wrapper, whose calls give the values of call-site constexprs the binary has compiled in)."""
+    kernels = {}
+    for name, (params, autotuner) in SAVED.take().items():
+        if autotuner is not None:
+            kernel = device_kernel(params, autotuner)
+            signature = params["triton_meta"].get("signature", {})
+            unknown = [arg for arg, kind in signature.items() if kind == "constexpr" and arg not in kernel.compiled_in]
+            kernel.compiled_in.update(call_site_values(source, name, unknown))
+            kernels[name] = kernel
+    return kernels
 
 
 def execute_cpp(
