@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import inspect
 from types import SimpleNamespace
 from typing import Any
 
@@ -37,8 +38,9 @@ def _upstream_builds_optional_lists() -> bool:
     from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
 
     optional_ints = torch.OptionalType(torch.ListType(torch.IntType.get()))
+    generate_py_arg = inspect.unwrap(CppWrapperCpu.generate_py_arg)  # torch's own, were this record applied
     try:
-        CppWrapperCpu.generate_py_arg(SimpleNamespace(), "py_args", 1, [1, 2], optional_ints)
+        generate_py_arg(SimpleNamespace(), "py_args", 1, [1, 2], optional_ints)
     except NotImplementedError:
         return False
     return True
