@@ -89,16 +89,15 @@ def build(folder: Path, include: Path, *, capture: bool = True) -> EmulatedNpu:
     _run([*common, *([] if capture else [WITHOUT_CAPTURE]), str(HERE / "emulated_acl.cpp"), "-o", str(npu.libascendcl)])
     torch_flags = [*(f"-I{path}" for path in include_paths()), *(f"-L{path}" for path in library_paths())]
     rpath = ["-Wl,-rpath,$ORIGIN", *(f"-Wl,-rpath,{path}" for path in library_paths())]  # relocatable: built aside
-    forwarded = folder / "torch_npu_forwarded_ops.cpp"  # torch_npu's C-shim ops torch's CPU shim shares
-    forwarded.write_text(
-        shim_forwarding.source(
-            include / shim_forwarding.NPU_HEADER,
-            _cpu_shim_header(),
-            (HERE / "torch_npu_stub.cpp", HERE / "torch_npu_forward.cpp"),
-        )
+    # One translation unit for the parts that include ATen (its headers take ~10 s to parse, once): the stub, the
+    # forwarding helpers and the ops generated from torch_npu's C shim that torch's CPU shim shares.
+    by_hand = ("torch_npu_stub.cpp", "torch_npu_forward.cpp")
+    forwarded = folder / "torch_npu_ops.cpp"
+    generated = shim_forwarding.source(
+        include / shim_forwarding.NPU_HEADER, _cpu_shim_header(), tuple(HERE / name for name in by_hand)
     )
-    stubs = [str(HERE / name) for name in ("torch_npu_stub.cpp", "torch_npu_capture_stub.cpp", "torch_npu_forward.cpp")]
-    stubs.append(str(forwarded))
+    forwarded.write_text("".join(f'#include "{name}"\n' for name in by_hand) + generated)
+    stubs = [str(forwarded), str(HERE / "torch_npu_capture_stub.cpp")]
     libraries = ["-lascendcl", "-lc10", "-ltorch_cpu", "-ldl"]
     _run([*common, *torch_flags, *stubs, "-o", str(npu.libtorch_npu), f"-L{lib}", *libraries, *rpath])
     # CANN's libruntime, which torch_npu's own C++ builder links every wrapper with (_inductor/cpp_builder.py
