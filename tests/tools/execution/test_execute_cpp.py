@@ -11,7 +11,10 @@ linked against the emulated NPU runtime, called, each kernel run from its packed
 
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
@@ -70,3 +73,21 @@ def test_a_wrong_kernel_in_a_cpp_wrapper_is_a_mismatch_and_the_run_exits_1(tmp_p
     assert [value["status"] for value in execution["values"]] == ["mismatch"], execution["values"]
     assert execution["launches"] == 3 and "not compared kernel by kernel" in execution["localised"]
     assert "graph 0: output 0 (mul):" in run.stderr, run.stderr[-3000:]  # what differs, said last
+
+
+def test_the_stub_exports_only_the_c_shim_functions_the_paired_torch_npu_declares(emulated_npu: Any) -> None:
+    """A wrapper that calls a C-shim function the real torch_npu lacks must fail to load here too: every
+    aoti_torch_npu_ symbol the stub exports is declared by the paired wheel's c_shim_npu.h (hand-written ones included:
+    torch_npu 2.12.0.post3 has no gather), and the ones torch's CPU shim shares are all there."""
+    from npu_inductor_compat.tools.simulated.execution import shim_forwarding
+
+    runtime = emulated_npu.runtime
+    declared = shim_forwarding.declarations(
+        (runtime.torch_npu_home / "include" / shim_forwarding.NPU_HEADER).read_text(), "npu"
+    )
+    listing = subprocess.run(
+        ["nm", "-D", "--defined-only", str(runtime.libtorch_npu)], capture_output=True, text=True, check=True
+    )
+    exported = set(re.findall(r" T aoti_torch_npu_(\w+)$", listing.stdout, re.MULTILINE))
+    assert exported and exported <= set(declared), sorted(exported - set(declared))
+    assert {"convolution", "convolution_backward", "mm_out", "addmm_out"} <= exported

@@ -96,7 +96,9 @@ def build(folder: Path, include: Path, *, capture: bool = True) -> EmulatedNpu:
     generated = shim_forwarding.source(
         include / shim_forwarding.NPU_HEADER, _cpu_shim_header(), tuple(HERE / name for name in by_hand)
     )
-    forwarded.write_text("".join(f'#include "{name}"\n' for name in by_hand) + generated)
+    declared = shim_forwarding.declarations((include / shim_forwarding.NPU_HEADER).read_text(), "npu")
+    defines = "".join(f"#define EMULATED_TORCH_NPU_SHIM_{op} 1\n" for op in declared)  # what this release exports
+    forwarded.write_text(defines + "".join(f'#include "{name}"\n' for name in by_hand) + generated)
     stubs = [str(forwarded), str(HERE / "torch_npu_capture_stub.cpp")]
     libraries = ["-lascendcl", "-lc10", "-ltorch_cpu", "-ldl"]
     _run([*common, *torch_flags, *stubs, "-o", str(npu.libtorch_npu), f"-L{lib}", *libraries, *rpath])

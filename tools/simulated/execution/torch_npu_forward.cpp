@@ -10,6 +10,7 @@
 
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
+#include <ATen/ops/gather.h>
 #include <torch_npu/csrc/inductor/aoti_torch/generated/c_shim_npu.h>
 
 #include <array>
@@ -132,12 +133,29 @@ AOTITorchError forwarded(const char* name, const std::function<AOTITorchError(Ho
 
 }  // namespace emulated_forward
 
+// torch 2.7's CPU shim has no gather, which torch_npu 2.7.1's C shim declares (BERT's backward under its codegen
+// calls it): ATen's op on the device tensors, through the simulated NPU; only where the wheel's C shim declares it
+// (emulated_runtime.py defines EMULATED_TORCH_NPU_SHIM_<op> for each function c_shim_npu.h declares).
+#ifdef EMULATED_TORCH_NPU_SHIM_gather
+extern "C" AOTITorchError aoti_torch_npu_gather(AtenTensorHandle self, int64_t dim, AtenTensorHandle index,
+                                                int32_t sparse_grad, AtenTensorHandle* ret0) {
+  return emulated_forward::settled("gather", [&]() {
+    at::Tensor out = at::gather(emulated_forward::device_tensor_of(self), dim,
+                                emulated_forward::device_tensor_of(index), sparse_grad != 0);
+    *ret0 = torch::aot_inductor::new_tensor_handle(std::move(out));
+    return AOTI_TORCH_SUCCESS;
+  });
+}
+#endif
+
 // Convolution is the one op whose output layout is the backend's own choice: the simulated NPU lays it out as torch's
 // fake convolution does (what Inductor plans a wrapper with), where the CPU kernel may pick another format for the
-// same tensors. These two run ATen's op on the device tensors, through the simulated NPU's convolution.
+// same tensors. These two run ATen's op on the device tensors, through the simulated NPU's convolution (each where
+// the wheel's C shim declares it, as gather above).
 using emulated_forward::device_tensor_of;
 using emulated_forward::optional_tensor_of;
 
+#ifdef EMULATED_TORCH_NPU_SHIM_convolution
 extern "C" AOTITorchError aoti_torch_npu_convolution(AtenTensorHandle input, AtenTensorHandle weight,
                                                      AtenTensorHandle* bias, const int64_t* stride,
                                                      int64_t stride_len_, const int64_t* padding,
@@ -154,7 +172,9 @@ extern "C" AOTITorchError aoti_torch_npu_convolution(AtenTensorHandle input, Ate
     return AOTI_TORCH_SUCCESS;
   });
 }
+#endif
 
+#ifdef EMULATED_TORCH_NPU_SHIM_convolution_backward
 extern "C" AOTITorchError aoti_torch_npu_convolution_backward(
     AtenTensorHandle grad_output, AtenTensorHandle input, AtenTensorHandle weight, const int64_t** bias_sizes,
     int64_t bias_sizes_len_, const int64_t* stride, int64_t stride_len_, const int64_t* padding, int64_t padding_len_,
@@ -178,3 +198,4 @@ extern "C" AOTITorchError aoti_torch_npu_convolution_backward(
     return AOTI_TORCH_SUCCESS;
   });
 }
+#endif

@@ -376,6 +376,7 @@ extern "C" AOTITorchError aoti_torch_get_current_npu_stream(int32_t device_index
   return AOTI_TORCH_SUCCESS;
 }
 
+#ifdef EMULATED_TORCH_NPU_SHIM_mm_out
 extern "C" AOTITorchError aoti_torch_npu_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
   auto* args = new MmArgs{handle_tensor(out), handle_tensor(self), handle_tensor(mat2)};
   aclrtStream stream = current_stream(current_device());
@@ -400,6 +401,7 @@ extern "C" AOTITorchError aoti_torch_npu_mm_out(AtenTensorHandle out, AtenTensor
   }
   return AOTI_TORCH_SUCCESS;
 }
+#endif
 
 // Other torch_npu ops a wrapper calls through the C shim (signatures: the wheel's
 // inductor/aoti_torch/generated/c_shim_npu.h), issued as op-plugin issues any op (EXEC_NPU_CMD: queued work on the
@@ -407,7 +409,8 @@ extern "C" AOTITorchError aoti_torch_npu_mm_out(AtenTensorHandle out, AtenTensor
 // ATen's CPU kernel on the memory underneath, so each reads its inputs when the stream gets there. Their workspace is
 // not modelled (the product's is). Those GPT-2's wrappers call on the three core lines are here; the other functions
 // of c_shim_npu.h whose signature torch's CPU shim shares are generated (shim_forwarding.py, torch_npu_forward.cpp);
-// a shim function in neither fails to link, naming itself.
+// a shim function in neither fails to link, naming itself. Each is defined only where the paired wheel's c_shim_npu.h
+// declares it (EMULATED_TORCH_NPU_SHIM_<op>, from emulated_runtime.py): 2.12.0.post3 has no embedding, for one.
 namespace {
 
 struct OpArgs {
@@ -441,6 +444,7 @@ AOTITorchError issue_op(const char* name, const std::vector<at::Tensor>& outs, s
 
 }  // namespace
 
+#ifdef EMULATED_TORCH_NPU_SHIM_bmm_out
 extern "C" AOTITorchError aoti_torch_npu_bmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
   at::Tensor o = handle_tensor(out), a = handle_tensor(self), b = handle_tensor(mat2);
   return issue_op("aclnnBatchMatMul", {o}, [o, a, b]() {
@@ -448,7 +452,9 @@ extern "C" AOTITorchError aoti_torch_npu_bmm_out(AtenTensorHandle out, AtenTenso
     at::bmm_out(result, on_host(a), on_host(b));
   });
 }
+#endif
 
+#ifdef EMULATED_TORCH_NPU_SHIM_addmm_out
 extern "C" AOTITorchError aoti_torch_npu_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
                                                    AtenTensorHandle mat2, double beta, double alpha) {
   at::Tensor o = handle_tensor(out), s = handle_tensor(self), a = handle_tensor(mat1), b = handle_tensor(mat2);
@@ -457,6 +463,7 @@ extern "C" AOTITorchError aoti_torch_npu_addmm_out(AtenTensorHandle out, AtenTen
     at::addmm_out(result, on_host(s), on_host(a), on_host(b), beta, alpha);
   });
 }
+#endif
 
 namespace {
 
@@ -497,6 +504,7 @@ AOTITorchError functional(const char* name, const at::Tensor& on, AtenTensorHand
 
 }  // namespace
 
+#ifdef EMULATED_TORCH_NPU_SHIM_embedding
 extern "C" AOTITorchError aoti_torch_npu_embedding(AtenTensorHandle weight, AtenTensorHandle indices,
                                                   int64_t padding_idx, int32_t scale_grad_by_freq, int32_t sparse,
                                                   AtenTensorHandle* ret0) {
@@ -505,14 +513,18 @@ extern "C" AOTITorchError aoti_torch_npu_embedding(AtenTensorHandle weight, Aten
     return at::embedding(as(w, meta), as(i, meta), padding_idx, scale_grad_by_freq != 0, sparse != 0);
   });
 }
+#endif
 
+#ifdef EMULATED_TORCH_NPU_SHIM_constant_pad_nd
 extern "C" AOTITorchError aoti_torch_npu_constant_pad_nd(AtenTensorHandle self, const int64_t* pad, int64_t pad_len_,
                                                         double value, AtenTensorHandle* ret0) {
   at::Tensor s = handle_tensor(self);
   std::vector<int64_t> pads(pad, pad + pad_len_);
   return functional("aclnnConstantPadNd", s, ret0, [=](bool meta) { return at::constant_pad_nd(as(s, meta), pads, value); });
 }
+#endif
 
+#ifdef EMULATED_TORCH_NPU_SHIM__log_softmax_backward_data
 extern "C" AOTITorchError aoti_torch_npu__log_softmax_backward_data(AtenTensorHandle grad_output,
                                                                    AtenTensorHandle output, int64_t dim,
                                                                    int32_t input_dtype, AtenTensorHandle* ret0) {
@@ -522,7 +534,9 @@ extern "C" AOTITorchError aoti_torch_npu__log_softmax_backward_data(AtenTensorHa
     return at::_log_softmax_backward_data(as(g, meta), as(o, meta), dim, dtype);
   });
 }
+#endif
 
+#ifdef EMULATED_TORCH_NPU_SHIM_any_dim
 extern "C" AOTITorchError aoti_torch_npu_any_dim(AtenTensorHandle self, int64_t dim, int32_t keepdim,
                                                 AtenTensorHandle* ret0) {
   try {
@@ -534,7 +548,9 @@ extern "C" AOTITorchError aoti_torch_npu_any_dim(AtenTensorHandle self, int64_t 
     return AOTI_TORCH_FAILURE;
   }
 }
+#endif
 
+#ifdef EMULATED_TORCH_NPU_SHIM_cat
 extern "C" AOTITorchError aoti_torch_npu_cat(const AtenTensorHandle* tensors, int64_t tensors_len_, int64_t dim,
                                             AtenTensorHandle* ret0) {
   try {
@@ -552,7 +568,9 @@ extern "C" AOTITorchError aoti_torch_npu_cat(const AtenTensorHandle* tensors, in
     return AOTI_TORCH_FAILURE;
   }
 }
+#endif
 
+#ifdef EMULATED_TORCH_NPU_SHIM_nll_loss_forward
 extern "C" AOTITorchError aoti_torch_npu_nll_loss_forward(AtenTensorHandle self, AtenTensorHandle target,
                                                          AtenTensorHandle* weight, int64_t reduction,
                                                          int64_t ignore_index, AtenTensorHandle* ret0,
@@ -573,7 +591,9 @@ extern "C" AOTITorchError aoti_torch_npu_nll_loss_forward(AtenTensorHandle self,
     return AOTI_TORCH_FAILURE;
   }
 }
+#endif
 
+#ifdef EMULATED_TORCH_NPU_SHIM_nll_loss_backward
 extern "C" AOTITorchError aoti_torch_npu_nll_loss_backward(AtenTensorHandle grad_output, AtenTensorHandle self,
                                                           AtenTensorHandle target, AtenTensorHandle* weight,
                                                           int64_t reduction, int64_t ignore_index,
@@ -594,7 +614,9 @@ extern "C" AOTITorchError aoti_torch_npu_nll_loss_backward(AtenTensorHandle grad
     return AOTI_TORCH_FAILURE;
   }
 }
+#endif
 
+#ifdef EMULATED_TORCH_NPU_SHIM_randint_low_out
 extern "C" AOTITorchError aoti_torch_npu_randint_low_out(AtenTensorHandle out, int64_t low, int64_t high,
                                                          const int64_t* size, int64_t size_len_) {
   at::Tensor o = handle_tensor(out);
@@ -604,6 +626,7 @@ extern "C" AOTITorchError aoti_torch_npu_randint_low_out(AtenTensorHandle out, i
     at::randint_out(result, low, high, sizes);
   });
 }
+#endif
 
 // The test's side: npuSynchronizeDevice (every queue emptied, then the device), its error, and a consumer that is not
 // scheduled.
