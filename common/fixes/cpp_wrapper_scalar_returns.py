@@ -1,8 +1,8 @@
 """Record cpp-wrapper-scalar-returns: a C++ wrapper's call of a fallback op that also returns numbers (torch_npu's
-npu_fusion_attention: seed, offset, numels) fails to generate (torch 2.7/2.8), to compile (2.9 on), and to run."""
+npu_fusion_attention: seed, offset, numels) fails to generate (torch 2.7), to compile (2.8 on), and to run."""
 
 # Codegen (codegen/cpp_wrapper_cpu.py, generate_fallback_kernel_with_runtime_lookup): torch 2.7 raises "Unexpected
-# output: <class 'int'>"; 2.9 to 2.15 declare and assign the number's text as a tensor handle (`RAIIAtenTensorHandle
+# output: <class 'int'>"; 2.8 to 2.15 declare and assign the number's text as a tensor handle (`RAIIAtenTensorHandle
 # 0;`). Inductor already used the value where the graph needs it, as the Python wrapper does: it is left unnamed. At
 # run time codecache.custom_op_wrapper refuses any non-tensor result; a number is handed back as an unread placeholder.
 
@@ -94,7 +94,7 @@ SCALAR_RETURNS = Patch(
     layer="fix",
     why=(
         "a C++ wrapper calling a fallback op that returns numbers besides tensors (torch_npu's npu_fusion_attention, "
-        "FlashAttention on Ascend) stops codegen on torch 2.7/2.8 and is C++ that does not compile from 2.9 on"
+        "FlashAttention on Ascend) stops codegen on torch 2.7 and is C++ that does not compile from 2.8 on"
     ),
     upstream="torch >= 2.7 codegen/cpp_wrapper_cpu.py generate_fallback_kernel_with_runtime_lookup",
     remove_when="Inductor's C++ wrapper leaves a fallback op's non-tensor returns unnamed",

@@ -48,7 +48,9 @@ def test_built_wheel_holds_only_npu_inductor_compat(tmp_path: Path) -> None:
     # the simulated NPU's C++ source is package data: a normal install must be able to build the device
     assert "npu_inductor_compat/tools/simulated/npu/device_ext.cpp" in names
     assert "npu_inductor_compat/common/device/npu_launch_runtime.h" in names  # spliced into every NPU C++ wrapper
-    for source in ("emulated_acl.h", "emulated_acl.cpp", "torch_npu_stub.cpp", "torch_npu_capture_stub.cpp"):
+    from npu_inductor_compat.tools.simulated.execution.emulated_runtime import SOURCES
+
+    for source in SOURCES:
         assert f"npu_inductor_compat/tools/simulated/execution/{source}" in names  # the emulated NPU runtime
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
     declared = zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -2,7 +2,7 @@
 calling torch_npu's fused attention, which returns three numbers besides its tensors (the default run, with every
 record, matches eager: tests/tools/execution/test_execute_cpp.py)."""
 
-# Without it, torch 2.7/2.8 stop generating the C++ wrapper; from 2.9 the wrapper is generated, then fails to compile
+# Without it, torch 2.7 stops generating the C++ wrapper; from 2.8 the wrapper is generated, then fails to compile
 # (a number declared as a tensor handle). The compile is the real one: Inductor's g++ command, this package's build
 # options for "npu", the emulated runtime built against the paired torch_npu wheel's real headers.
 
@@ -26,7 +26,7 @@ def test_without_its_record_a_cpp_wrapper_of_npu_fusion_attention_is_not_built(t
     run = run_codegen(SCRIPT, *flags, out=tmp_path / "o", provider=None)  # the default provider
     assert run.returncode == 1 and run.summary is not None, run.stderr[-3000:]
     forward = run.summary["graphs"][0]
-    if forward["status"] == "error":  # torch 2.7, 2.8: no wrapper
+    if forward["status"] == "error":  # torch 2.7: no wrapper
         assert "Unexpected output: <class 'int'>" in forward["error"]["message"], forward
     else:
         execution = forward["execution"]

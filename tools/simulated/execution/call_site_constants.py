@@ -18,7 +18,9 @@ _BOOLEANS = {"true": True, "false": False}
 
 def _arguments(text: str, start: int) -> tuple[list[str], int] | None:
     """The arguments of the call whose "(" is at ``start``, split at depth 0, and the index after its ")"."""
-    depth, parts, current = 0, [], []
+    depth = 0
+    parts: list[str] = []
+    current: list[str] = []
     for index in range(start + 1, len(text)):
         char = text[index]
         if char in "([{":
