@@ -28,7 +28,17 @@ def scalar_returns_unnamed(sources: Sources) -> tuple[bool, str]:
 
 
 def optional_lists_built(sources: Sources) -> tuple[bool, str]:
+    """Carried when a replacement of generate_py_arg handles optional types itself (ascendc's only post-edits what
+    torch's generates)."""
     replaced = _replacing(sources, "generate_py_arg")
+    handling = []
+    for file in replaced:
+        text = sources.text(f"torch_npu/_inductor/{file}") or ""
+        body = text[text.index("def generate_py_arg") :].split("\n    def ", 1)[0]
+        if "OptionalType" in body:
+            handling.append(file)
+    if handling:
+        return True, f"generate_py_arg replaced, handling optional types, in {', '.join(handling)}"
     if replaced:
-        return True, f"generate_py_arg replaced in {', '.join(replaced)}"
+        return False, f"generate_py_arg replaced in {', '.join(replaced)}, passing optional lists to torch's as is"
     return False, "torch's CppWrapperCpu.generate_py_arg is used as is"
