@@ -441,6 +441,11 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         _persistent_reduction_budget,
     ),
     Detector(
+        "torch-npu-dynamic-persistent-reduction",
+        "NPUIndexTritonKernel.filter_masks keeps a persistent reduction's axis mask (or torch_npu has no filter_masks)",
+        lambda sources: Finding(*survey_late_fixes.persistent_reductions_masked(sources)),
+    ),
+    Detector(
         "torch-npu-looped-argreduce-index",
         "the kernels import triton_helpers from torch_npu's runtime package, which defines its own max_with_index and "
         "min_with_index (two single-operand reductions)",

@@ -121,6 +121,18 @@ def stores_every_two_axis_reduction_alike(sources: Sources) -> tuple[bool, str]:
     return (True, "store() and store_reduction() write the tl.arange(0,1) store for every two-axis reduction")
 
 
+def persistent_reductions_masked(sources: Sources) -> tuple[bool, str]:
+    """Whether NPUIndexTritonKernel.filter_masks keeps a persistent reduction's axis mask (carried: it reads no
+    ``persistent_reduction``) or skips that axis (the bug, with a dynamic length: loads past each row)."""
+    found = index_kernel_method(sources, "filter_masks")
+    if not isinstance(found, ast.FunctionDef):
+        return (True, found or "no NPUIndexTritonKernel.filter_masks of torch_npu's")
+    skips = any(isinstance(node, ast.Attribute) and node.attr == "persistent_reduction" for node in ast.walk(found))
+    if skips:
+        return (False, "filter_masks drops the axis mask of a persistent reduction (is_persistent_reduction_axis)")
+    return (True, "filter_masks keeps every tiled axis's mask, a persistent reduction's too")
+
+
 def keeps_tiles_without_a_tile(sources: Sources) -> tuple[bool, str]:
     """Whether npu_triton_heuristics.py's triton_config_npu_index, when its tile generator gives no config, keeps one
     with sub-block sizes (carried) or with the split-axis blocks only (the bug: the kernel cannot compile)."""
