@@ -307,8 +307,9 @@ constexpr uint64_t kScratchAlign = 512;  // the locks start on the alignment tor
 // device, which runs only what is already queued) between this launch's request and its launch: the lock
 // initialisation and the kernel would then use freed memory. Held across the three, a growing request comes before
 // the request or after the launch is queued. With the queue on, one consumer thread per device runs every launch,
-// and the guard is never contended. One guard per device: a launch on one device never waits for another's; no lock
-// is taken to find it (c10::DeviceIndex is an int8_t, so 128 guards cover every device).
+// and the guard is not contended, unless PER_STREAM_QUEUE gives each stream its own consumer. One guard per device:
+// a launch on one device never waits for another's; no lock is taken to find it (c10::DeviceIndex is an int8_t, so
+// 128 guards cover every device).
 inline std::mutex& launch_guard(int32_t device) {
   static std::mutex guards[128];
   return guards[static_cast<uint32_t>(device) % 128];

@@ -115,4 +115,5 @@ def run_plan(
     )
     assert done.returncode == 0, done.stderr[-6000:]
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["stderr"] = done.stderr  # what torch_npu logs (LOG(ERROR)) goes there
     return result

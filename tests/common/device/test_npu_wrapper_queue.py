@@ -101,17 +101,21 @@ def test_the_workspace_block_grows_under_the_queue_never_under_the_product(
 def test_an_acl_error_in_queued_work_surfaces_at_the_next_drain_naming_the_kernel(
     emulated_npu: Any, tmp_path: Path
 ) -> None:
-    """As torch_npu's queue reports it: the call returns (the launch is only queued), the failing entry puts the
-    queue in its error state, and the next drain (here the device synchronisation) raises naming the operator."""
+    """As torch_npu's queue reports it (NPUQueue.cpp, OpParamMaker.cpp ExecFuncOpApi): the call returns (the launch is
+    only queued), the failing entry puts the queue in its error state, and the next drain (here the device
+    synchronisation) raises torch_npu's text naming the operator, with ACL's recent error message; the launch's own
+    exception, which names the failed ACL call, is only logged."""
     found = _run_plan(emulated_npu, _mm_plan(hold_queue=True, calls=1, fail="aclrtLaunchKernelWithHostArgs"), tmp_path)
     (call,) = found["calls"]
     (error,) = call["errors"]
     assert error["at"] == "synchronize", error
-    assert "current working operator name is triton_poi_fused_add_sin_0" in error["message"], error
-    assert (
-        "NPU kernel triton_poi_fused_add_sin_0" in error["message"]
-        and "aclrtLaunchKernelWithHostArgs" in error["message"]
-    ), error
+    message = error["message"]
+    assert message.startswith("The Inner error is reported as above."), error
+    assert "current working operator name is triton_poi_fused_add_sin_0." in message, error
+    assert "ERR00100 PTA call acl api failed" in message and "EE9999: Inner Error!" in message, error
+    assert "NPU kernel" not in message, error  # on hardware the exception's text is not in the raised error
+    logged = "NPU kernel triton_poi_fused_add_sin_0: aclrtLaunchKernelWithHostArgs failed with ACL error 507899"
+    assert logged in found["stderr"], found["stderr"][-3000:]
     assert call["order"] == [], call["order"]  # the rest of the queue was dropped, as torch_npu drops it
 
 

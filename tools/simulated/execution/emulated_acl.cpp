@@ -14,6 +14,8 @@
 //  - aclrtFree'd device memory is never handed out again here (it is poisoned and kept), so a launch whose argument
 //    points into freed memory is seen as such when it runs (pinned host memory is released: aclrtFreeHost checks
 //    that no queued copy still reads it);
+//  - a call the test makes fail returns EMULATED_ACL_INJECTED_ERROR and leaves its text for aclGetRecentErrMsg, on
+//    the calling thread, read once (torch_npu appends it to its queue's and OPS_CHECK_ERROR's errors);
 //  - aclrtGetDeviceInfo answers ACL_DEV_ATTR_AICORE_CORE_NUM / ACL_DEV_ATTR_VECTOR_CORE_NUM per device, aclrtGetSocName
 //    the SoC a test names; built with EMULATED_ACL_WITHOUT_CAPTURE it has no aclmdlRICaptureGetInfo, as a CANN from
 //    before aclgraph capture;
@@ -126,10 +128,17 @@ State& state() {
   return *instance;
 }
 
+// aclGetRecentErrMsg's text: the calling thread's last failure, kept until it is read (CANN's error manager keeps
+// one per thread; torch_npu reads it on the thread where the call failed: NPUQueue.cpp, c10_npu_get_error_message).
+thread_local std::string recent_error;
+
 aclError enter(const char* function) {
   State& s = state();
   s.calls[function] += 1;
-  return s.fail == function ? EMULATED_ACL_INJECTED_ERROR : ACL_SUCCESS;
+  if (s.fail != function) return ACL_SUCCESS;
+  recent_error = std::string("EE9999: Inner Error!\nEE9999: [emulated ACL] ") + function + " failed with error " +
+                 std::to_string(EMULATED_ACL_INJECTED_ERROR) + " (injected by the test)[FUNC:" + function + "]";
+  return EMULATED_ACL_INJECTED_ERROR;
 }
 
 int32_t current_device() {
@@ -701,6 +710,14 @@ aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* statu
 #endif
 
 const char* aclrtGetSocName() { return state().soc.c_str(); }
+
+// acl_rt.h: the calling thread's most recent error message, once (a second read finds none).
+const char* aclGetRecentErrMsg() {
+  thread_local std::string read;
+  read = std::move(recent_error);
+  recent_error.clear();
+  return read.empty() ? nullptr : read.c_str();
+}
 
 aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBlockType blockType, aclrtStream stream) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);

@@ -20,25 +20,26 @@
 //
 // The task queue (at_npu::native::OpCommand::RunOpApiV2) follows torch_npu's framework/OpCommand.cpp (RunOpApiV2:
 // queued unless the task queue is off, else run inline on the calling thread), core/npu/NPUQueue.cpp (Repository: a
-// ring of kQueueCapacity = 4096 entries whose producer waits when it is full; one consumer thread per repository
-// that first sets its device (StartConsume) and runs the entries in order; MakeSureQueueEmpty waits until every entry
-// ran; a failing entry puts the repository in its error state, and the next enqueue or drain throws naming the
-// operator) and core/npu/NPUStream.cpp (without PER_STREAM_QUEUE every enqueue of a device goes to its default
+// ring of kQueueCapacity = 4096 entries whose producer waits when it is full; one consumer thread per repository that
+// first sets its device (StartConsume) and runs the entries in order; MakeSureQueueEmpty waits until every entry ran; a
+// failing entry puts the repository in its error state, and the next enqueue or drain throws torch_npu's text naming
+// the operator, with ACL's recent message; an entry's exception is logged, not raised: framework/OpParamMaker.cpp
+// ExecFuncOpApi) and core/npu/NPUStream.cpp (without PER_STREAM_QUEUE every enqueue of a device goes to its default
 // stream's repository). TASK_QUEUE_ENABLE is read once as core/npu/register/OptionsManager.cpp reads it: unset is 1,
 // only 0, 1 and 2 are valid, ASCEND_LAUNCH_BLOCKING makes it 0; 1 and 2 differ only in how the consumer polls and in
 // what op-plugin's own ops put into the queued work, so both queue here. Drain points modelled: the C shim's stream
 // getter (inductor/aoti_torch/shim_npu.cpp: getCurrentNPUStream(idx).stream(), which empties the queue) and
 // emulated_torch_npu_synchronize_device (npuSynchronizeDevice in NPUStream.cpp: every queue emptied, then the device
-// synchronised). aoti_torch_npu_mm_out is a torch_npu op as op-plugin issues it (EXEC_NPU_CMD: the launch of aclnnMm
-// is queued work on the current stream); here that queued work puts a host function computing the product on the
-// stream (aclrtLaunchCallback), so the product reads its inputs when the stream gets there, as a kernel would; the
-// stream is the issuing thread's current one when the op is issued (op_api_common.h, EXEC_NPU_CMD:
-// getCurrentNPUStream() is read before the work is queued). Its workspace is taken as op-plugin's
-// op_plugin/utils/op_api_common.h takes it: at TASK_QUEUE_ENABLE=2 (EXEC_NPU_CMD_V2) inside the queued work, from
-// the workspace allocator (unsafe_empty_workspace(size, stream) -> allocate_workspace's per-stream block); at 0 and 1
-// (EXEC_NPU_CMD_V1) on the calling thread, from the caching allocator (unsafe_empty_workspace(size)), modelled as
-// device memory of its own that is never given back. The size aclnnMmGetWorkspaceSize answers is this emulation's
-// (kMmWorkspace); the product checks its workspace is still allocated when the stream runs it.
+// synchronised). aoti_torch_npu_mm_out is a torch_npu op as op-plugin issues it (EXEC_NPU_CMD: the launch of aclnnMm is
+// queued work on the current stream); here that queued work puts a host function computing the product on the stream
+// (aclrtLaunchCallback), so the product reads its inputs when the stream gets there, as a kernel would; the stream is
+// the issuing thread's current one when the op is issued (op_api_common.h, EXEC_NPU_CMD: getCurrentNPUStream() is read
+// before the work is queued). Its workspace is taken as op-plugin's op_plugin/utils/op_api_common.h takes it: at
+// TASK_QUEUE_ENABLE=2 (EXEC_NPU_CMD_V2) inside the queued work, from the workspace allocator
+// (unsafe_empty_workspace(size, stream) -> allocate_workspace's per-stream block); at 0 and 1 (EXEC_NPU_CMD_V1) on the
+// calling thread, from the caching allocator (unsafe_empty_workspace(size)), modelled as device memory of its own that
+// is never given back. The size aclnnMmGetWorkspaceSize answers is this emulation's (kMmWorkspace); the product checks
+// its workspace is still allocated when the stream runs it.
 #include <ATen/ATen.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
@@ -50,6 +51,7 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -200,6 +202,22 @@ int64_t task_queue_enable() {
 
 constexpr size_t kQueueCapacity = 4096;  // NPUQueue.cpp
 
+// PTA_ERROR(ErrCode::ACL) / OPS_ERROR(ErrCode::ACL) as core/npu/NPUException.cpp formats them (the time, process and
+// rank of its header left out).
+const char* const kPtaAclError = "\n[ERROR] (emulated torch_npu) ERR00100 PTA call acl api failed";
+const char* const kOpsAclError = "\n[ERROR] (emulated torch_npu) ERR01100 OPS call acl api failed";
+
+// The error a failed queue entry raises at the next enqueue or drain, as NPUQueue.cpp words it (Repository::Enqueue,
+// MakeSureQueueEmpty: get_func_error_msg's operator name, then ACL's recent error message, read where it failed).
+std::string queue_error(const std::string& name, const char* acl_message) {
+  return "The Inner error is reported as above. The process exits for this inner error, and the current working "
+         "operator name is " + name + ".\nSince the operator is called asynchronously, the stacktrace may be "
+         "inaccurate. If you want to get the accurate stacktrace, please set the environment variable "
+         "ASCEND_LAUNCH_BLOCKING=1.\nNote: ASCEND_LAUNCH_BLOCKING=1 will force ops to run in synchronous mode, "
+         "resulting in performance degradation. Please unset ASCEND_LAUNCH_BLOCKING in time after debugging." +
+         std::string(kPtaAclError) + ".\n" + (acl_message ? acl_message : "");
+}
+
 struct Entry {
   std::string name;
   std::function<int()> work;
@@ -246,20 +264,20 @@ class Repository {
       entries_.pop_front();
       running_ = true;
       hold.unlock();
-      std::string failure;
+      int status = 0;
       emulated_acl_set_issuing(entry.issued);
       try {
-        const int status = entry.work();
-        if (status != 0) failure = "returned " + std::to_string(status);
-      } catch (const std::exception& err) {
-        failure = err.what();
+        status = entry.work();
+      } catch (const std::exception& err) {  // ExecFuncOpApi: the text is logged, never raised
+        status = ACL_ERROR_INVALID_PARAM;
+        std::cerr << "E torch_npu OpParamMaker.cpp] " << err.what() << std::endl;  // LOG(ERROR) << e.what()
       }
       emulated_acl_set_issuing(0);
+      const char* acl_message = status != 0 ? aclGetRecentErrMsg() : nullptr;  // on the consumer thread
       hold.lock();
       running_ = false;
-      if (!failure.empty() && error_.empty()) {  // CheckDeviceError: ERROR_EXIT, the rest of the queue is dropped
-        error_ = "The Inner error is reported as above. The process exits for this inner error, and the current "
-                 "working operator name is " + entry.name + ": " + failure;
+      if (status != 0 && error_.empty()) {  // CheckDeviceError: ERROR_EXIT, the rest of the queue is dropped
+        error_ = queue_error(entry.name, acl_message);
         entries_.clear();
       }
       changed_.notify_all();
@@ -348,8 +366,14 @@ void OpCommand::RunOpApiV2(const string& op_name, const PROC_FUNC& func, bool sy
   if (task_queue_enable() != 0) {
     repository(device).enqueue(op_name, func);
   } else {
-    const int status = func();  // OpCommandImpl::RunOpApi: inline, on the calling thread
-    if (status != 0) throw std::runtime_error(op_name + " failed: " + std::to_string(status));
+    // OpParamMaker.cpp InnerRunOpApi: inline, on the calling thread; an exception passes through unchanged, a
+    // non-zero return is OPS_CHECK_ERROR's error (NPUException.h), naming the operator and ACL's recent message
+    const int status = func();
+    if (status != 0) {
+      const char* acl_message = aclGetRecentErrMsg();
+      throw std::runtime_error(" OPS function error: " + op_name + ", error code is " + std::to_string(status) +
+                               kOpsAclError + "\n" + (acl_message ? acl_message : ""));
+    }
     // ASCEND_LAUNCH_BLOCKING: the stream synchronised after each op (torch_npu skips it under capture, which the
     // emulated runs never combine with blocking launches)
     if (launch_blocking() && aclrtSynchronizeStream(current_stream(device)) != ACL_SUCCESS) {
