@@ -118,9 +118,9 @@ def render_launch(
     - refuses an aclgraph capture of the stream when the launch takes workspace or locks, naming the kernel and
       which (the workspace block could be freed under the captured graph); a launch with neither is captured;
     - does all of that after the block count in work handed to torch_npu's task queue
-      (``at_npu::native::OpCommand::RunOpApiV2``), so it reaches the stream after the torch_npu ops issued before it,
-      holding the device's launch guard from the workspace request until the launch is queued (queue off: several
-      host threads launch at once).
+      (``at_npu::native::OpCommand::RunOpApiV2``), so it reaches the stream after the torch_npu ops issued before it;
+      its scratch comes from torch_npu's per-stream workspace block there, from the caching allocator when the queue
+      is off and the work runs on the calling thread (``npu_caller_``; see the runtime's ``Scratch``).
     """
     if not _IDENTIFIER.fullmatch(kernel_var):
         raise ValueError(f"kernel variable {kernel_var!r} is not a C++ identifier")
@@ -190,8 +190,8 @@ def render_launch(
     # Through torch_npu's task queue, as torch_npu's own C++ wrapper launches (launchKernel: OpCommand::RunOpApiV2):
     # queued behind the torch_npu ops issued before it, with its scratch taken and its locks set in the queued work.
     queued = [
+        *(["const std::thread::id npu_caller_ = std::this_thread::get_id();"] if takes and not meta.pure_simt else []),
         "auto npu_launch_ = [=]() -> int {",
-        f"  const std::lock_guard<std::mutex> npu_hold_({ns}::launch_guard(npu_device_));",
         *(f"  {line}" for line in lines),
         "  return 0;",
         "};",
@@ -209,12 +209,12 @@ def _scratch_taken(meta: KernelLaunchMetadata) -> str:
 def _scratch(meta: KernelLaunchMetadata) -> list[str]:
     """The C++ that takes a launch's workspace and lock buffer and initialises its locks (none for neither).
 
-    The workspace (``workspace_size`` x the grid's blocks) and the lock buffer come from ONE request to torch_npu's
-    workspace allocator (``at_npu::native::allocate_workspace``), carved in two, so the two can neither alias nor free
-    each other (see the runtime file, ``npu_launch_runtime.h``, for the allocator facts); every size is
-    overflow-checked. The locks are initialised *on the launch stream*: ``aclrtMemsetAsync`` when every byte is the
-    same, otherwise ``aclrtMemcpyAsync`` from a pinned host image (bounded cache). Never a blocking copy, which could
-    race an earlier launch still using the recycled block and cannot be captured into an aclgraph.
+    The workspace (``workspace_size`` x the grid's blocks) and the lock buffer come from ONE request, carved in two,
+    so the two can neither alias nor free each other: to torch_npu's workspace allocator in queued work, to its caching
+    allocator on the calling thread (the runtime file, ``npu_launch_runtime.h``, ``Scratch``, has the allocator facts);
+    every size is overflow-checked. The locks are initialised *on the launch stream*: ``aclrtMemsetAsync`` when every
+    byte is the same, otherwise ``aclrtMemcpyAsync`` from a pinned host image (bounded cache). Never a blocking copy,
+    which could race an earlier launch still using the recycled block and cannot be captured into an aclgraph.
     """
     if not (meta.uses_workspace or meta.uses_locks):
         return []
@@ -228,7 +228,7 @@ def _scratch(meta: KernelLaunchMetadata) -> list[str]:
         )
         workspace = "npu_workspace_bytes_"
     if not meta.uses_locks:
-        lines.append(f"{ns}::Scratch npu_scratch_({workspace}, 0, stream_, npu_kernel_);")
+        lines.append(f"{ns}::Scratch npu_scratch_({workspace}, 0, stream_, npu_caller_, npu_kernel_);")
         return lines
     if meta.sync_block_lock_layout:
         ordered_slots, unordered = meta.ordered_locks * SLOTS_PER_LINE, meta.unordered_locks
@@ -239,7 +239,7 @@ def _scratch(meta: KernelLaunchMetadata) -> list[str]:
     lines += [
         f"const {ns}::LockLayout npu_lock_layout_ = "
         f"{ns}::lock_layout({ordered_slots}ULL, {unordered}ULL, {participants}, npu_kernel_);",
-        f"{ns}::Scratch npu_scratch_({workspace}, npu_lock_layout_.bytes, stream_, npu_kernel_);",
+        f"{ns}::Scratch npu_scratch_({workspace}, npu_lock_layout_.bytes, stream_, npu_caller_, npu_kernel_);",
     ]
     init = ordered_init(meta)
     uniform = _byte_uniform(init) if unordered == 0 else None

@@ -15,6 +15,7 @@
 #include <torch_npu/csrc/core/npu/NPUGraphsUtils.h>
 #include <torch_npu/csrc/core/npu/NPUWorkspaceAllocator.h>
 #include <torch_npu/csrc/framework/OpCommand.h>
+#include <torch_npu/csrc/framework/utils/OpPreparation.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -28,11 +29,17 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 namespace npu_inductor_compat_rt {
+// Everything here has internal linkage: each wrapper library (one compiled graph) has its own copy of the runtime
+// and of the state it keeps (the lock images and their lock, the core counts), whatever the visibility flags or how
+// the library is loaded, and two libraries built by different releases of this package never bind to each other's
+// functions. Nothing needs sharing: a launch's scratch is never freed by another graph's launch (Scratch, below).
+namespace {
 
 [[noreturn]] inline void fail(const char* kernel, const std::string& what) {
   throw std::runtime_error(std::string("NPU kernel ") + kernel + ": " + what);
@@ -216,10 +223,11 @@ inline LockLayout lock_layout(uint64_t ordered_slots, uint64_t unordered, uint64
 }
 
 // Pinned host images of lock buffers, for the stream-ordered copy that initialises them. An image is never rewritten
-// and never freed while a queued copy may still read it. The images of one device are bounded: when a new one would
-// take them past the budget (64 MiB, or NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET bytes), the device is synchronised (so
-// no queued copy reads any image) and its images are freed. Under dynamic shapes with unordered locks every distinct
-// grid has its own image, so without the bound they would grow without end.
+// and never freed while a queued copy may still read it. A wrapper library's images of one device are bounded: when a
+// new one would take them past the budget (64 MiB, or NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET bytes), the device is
+// synchronised (so no queued copy reads any image, another library's included) and its images are freed. Under
+// dynamic shapes with unordered locks every distinct grid has its own image, so without the bound they would grow
+// without end.
 constexpr uint64_t kLockImageBudget = 64ULL << 20;
 
 inline uint64_t lock_image_budget(const char* kernel) {
@@ -292,44 +300,52 @@ inline void copy_lock_image(void* locks, const LockLayout& layout, int64_t order
 }
 
 // ---------------------------------------------------------------------------------------------- scratch memory
-// Workspace and sync-block locks of one launch, carved from ONE request to torch_npu's workspace allocator.
-// torch_npu/csrc/core/npu/NPUWorkspaceAllocator.cpp keeps one block per (device, stream) and hands the same pointer
-// to every caller; a larger request synchronises the device and frees the block before allocating a bigger one;
-// destroying the returned tensor frees nothing. Two requests in one launch would therefore alias, or the second would
-// free the first; one request cannot. Later launches on the stream reuse the block in stream order, and a growing
-// request waits for the device first, so no earlier launch still uses a freed block.
-// The returned tensor has no elements (OpPreparation::unsafe_empty_workspace sets no sizes), so its data_ptr() is
-// null: the address is its storage's, as triton-ascend's launcher reads it (backend_register.py).
+// Workspace and sync-block locks of one launch, carved from ONE request, so that the two can neither alias nor free
+// each other. Where the request goes depends on the thread the launch runs on, as it does for op-plugin's own
+// operators (op_plugin/utils/op_api_common.h: EXEC_NPU_CMD_V2 in queued work, EXEC_NPU_CMD_V1 on the calling thread):
+//  - in torch_npu's task queue (its consumer thread): torch_npu's per-stream workspace block (allocate_workspace;
+//    NPUWorkspaceAllocator.cpp keeps one block per (device, stream), hands every caller the same pointer, and frees
+//    it, after synchronising the device, for a larger request). The queue's thread makes every request of its
+//    stream in program order, so later launches reuse the block in stream order, and the device is synchronised
+//    before it is freed; another thread's out-of-memory retry synchronises the device first, which empties the queue.
+//  - on the calling thread (the queue off: TASK_QUEUE_ENABLE=0, ASCEND_LAUNCH_BLOCKING=1): torch_npu's caching
+//    allocator (OpPreparation::unsafe_empty_workspace(size): the current device and stream, the launch's). The
+//    per-stream block is not safe there: another host thread's larger request, or its out-of-memory retry
+//    (NPUCachingAllocator.cpp frees every workspace block of the device), frees it between the request and the
+//    launch; a live block of the caching allocator is never freed, and a freed one is reused only by later work on
+//    its stream. Out of memory, the caching allocator frees its cache and retries once itself.
+// Out of memory either way, the launch stops, naming the kernel and the size, with torch_npu's message (in queued
+// work torch_npu logs it and reports the kernel at the next synchronisation); the kernel is not launched.
+// The returned tensors have no elements (no sizes are set), so their data_ptr() is null: the address is their
+// storage's, as triton-ascend's launcher reads it (backend_register.py).
 constexpr uint64_t kScratchAlign = 512;  // the locks start on the alignment torch_npu's caching allocator gives
-
-// Held by a launch from its workspace request until the launch is queued on the stream. With the task queue off, two
-// host threads launch at once, and another thread's larger request frees the shared block (after synchronising the
-// device, which runs only what is already queued) between this launch's request and its launch: the lock
-// initialisation and the kernel would then use freed memory. Held across the three, a growing request comes before
-// the request or after the launch is queued. With the queue on, one consumer thread per device runs every launch,
-// and the guard is not contended, unless PER_STREAM_QUEUE gives each stream its own consumer. One guard per device:
-// a launch on one device never waits for another's; no lock is taken to find it (c10::DeviceIndex is an int8_t, so
-// 128 guards cover every device).
-inline std::mutex& launch_guard(int32_t device) {
-  static std::mutex guards[128];
-  return guards[static_cast<uint32_t>(device) % 128];
-}
 
 struct Scratch {
   at::Tensor holder;
   void* workspace = nullptr;
   void* locks = nullptr;
-  Scratch(uint64_t workspace_bytes, uint64_t lock_bytes, aclrtStream stream, const char* kernel) {
+  // `caller`: the thread that handed the launch to the queue (on it, the launch runs inline)
+  Scratch(uint64_t workspace_bytes, uint64_t lock_bytes, aclrtStream stream, std::thread::id caller,
+          const char* kernel) {
     const uint64_t rounded_up = add(workspace_bytes, kScratchAlign - 1, kernel, "workspace size");
     const uint64_t padded = rounded_up / kScratchAlign * kScratchAlign;
     const uint64_t total = add(padded, lock_bytes, kernel, "workspace and lock size");
     if (total == 0) {
       return;
     }
-    holder = at_npu::native::allocate_workspace(total, stream);
+    const bool queued = std::this_thread::get_id() != caller;
+    try {
+      holder = queued ? at_npu::native::allocate_workspace(total, stream)
+                      : at_npu::native::OpPreparation::unsafe_empty_workspace(total);
+    } catch (const c10::OutOfMemoryError& err) {
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "NPU kernel ", kernel, ": no device memory for its ", total,
+                       "-byte workspace and sync-block locks (torch_npu's ",
+                       queued ? "per-stream workspace block" : "caching allocator", "): ",
+                       err.what_without_backtrace());
+    }
     auto* base = static_cast<char*>(const_cast<void*>(holder.storage().data()));
     if (base == nullptr) {
-      fail(kernel, "torch_npu's workspace allocator returned no memory for " + std::to_string(total) + " bytes");
+      fail(kernel, "torch_npu's allocator returned no memory for " + std::to_string(total) + " bytes");
     }
     workspace = workspace_bytes ? base : nullptr;
     locks = lock_bytes ? base + padded : nullptr;
@@ -378,6 +394,7 @@ inline aclrtFuncHandle load_kernel(const std::string& path, const char* name, co
   return function;
 }
 
+}  // namespace
 }  // namespace npu_inductor_compat_rt
 
 // torch_npu's Python-side device overrides name their guard AOTINpuGuard: the same job.

@@ -15,7 +15,8 @@
 #
 # PLAN: {"scenarios": [metadata, ...], "cores": {device: [ai, vector]}, "record": bool, "execute": n, "phases":
 # [{"device": d, "sizes": [n or "over_limit", ...], "env": {...}, "fail": [ACL function or null, ...], "plant":
-# bool}, ...]}. A phase with a new device, env or plant compiles afresh; each size is called once per entry of
+# bool, "memory": bytes}, ...]}. A phase with a new device, env or plant compiles afresh; "memory" is the device memory
+# the emulated ACL hands out during the phase (none: no limit); each size is called once per entry of
 # "fail", with that ACL function failing; "execute" runs the kernels of calls whose input has at most n elements;
 # "plant" (with "execute") generates each launch with a defect (executed_run.PLANTS). For each call the output
 # records the size, device, input and output data pointers and which launches it made, for an executed call whether
@@ -31,8 +32,8 @@
 # stream report an aclgraph capture, "soc" names the SoC aclrtGetSocName reports (default Ascend910B1).
 #
 # "launch": "direct" generates the launch as this package did before it used the task queue (straight onto the
-# stream from the calling thread); "launch": "before-queue" the whole launch of that time: also without the launch
-# guard, and with a lock image looked up and copied under two locks. Both show what the tests catch.
+# stream from the calling thread, its scratch from the per-stream block there); "launch": "before-queue" the whole
+# launch of that time: also with a lock image looked up and copied under two locks. Both show what the tests catch.
 #
 # With "graph": "threads" the four-kernel graph runs on "threads" host threads at once on device 0, each calling it
 # "iterations" times with its own sizes ("sizes": one list per thread), then the device is synchronised; the output
@@ -88,22 +89,19 @@ def direct_launch() -> None:
         start = lines.index("auto npu_launch_ = [=]() -> int {")
         body = [line[2:] for line in lines[start + 1 : -3]]  # less "return 0;", "};" and the RunOpApiV2 call
         assert lines[-1].startswith("at_npu::native::OpCommand::RunOpApiV2("), lines[-1]
-        return "\n".join(lines[:start] + body)
+        launch = "\n".join(lines[:start] + body)  # its scratch from the per-stream block, as that launch took it
+        return launch.replace(", npu_caller_, npu_kernel_)", ", std::thread::id(), npu_kernel_)")
 
     npu_cpp_wrapper.render_launch = render
 
 
 def launch_before_the_queue() -> None:
-    """The whole launch as generated before the task queue: direct, without the launch guard, and with each lock
-    image looked up under the images' lock and copied after it was released."""
+    """The whole launch as generated before the task queue: direct (its scratch from the per-stream block on the
+    calling thread), and with each lock image looked up under the images' lock and copied after it was released."""
     from npu_inductor_compat.common.device import npu_cpp_wrapper
 
     direct_launch()
-    direct = npu_cpp_wrapper.render_launch
     runtime = npu_cpp_wrapper.runtime_source
-
-    def render(*args: Any, **kwargs: Any) -> str:
-        return "\n".join(line for line in direct(*args, **kwargs).splitlines() if "launch_guard(" not in line)
 
     together = (
         "  std::lock_guard<std::mutex> hold(lock_images_guard());\n"
@@ -121,7 +119,6 @@ def launch_before_the_queue() -> None:
         assert together in source, "copy_lock_image changed: update launch_before_the_queue"
         return source.replace(together, split)
 
-    npu_cpp_wrapper.render_launch = render
     npu_cpp_wrapper.runtime_source = runtime_source
 
 
@@ -237,6 +234,7 @@ def main() -> None:
                 torch._dynamo.reset()
                 compiled, compiled_for = torch.compile(graph, dynamic=True), key
             plant = bool(phase.get("plant")) and executed is not None
+            acl.emulated_acl_set_memory_limit(ctypes.c_int64(phase.get("memory", 0)))
             for size in phase["sizes"]:
                 n = size if isinstance(size, int) else over_the_launch_limit(kernels)
                 x = torch.randn(n).to(f"npu:{phase['device']}")
@@ -358,6 +356,9 @@ def run_threads(plan: dict[str, Any], acl: Any, npu: Any, synchronize: Any) -> d
                 deadline = time.monotonic() + 30
                 while not npu.emulated_torch_npu_workspace_paused() and time.monotonic() < deadline:
                     time.sleep(0.001)
+                if plan.get("empty_cache") and npu.emulated_torch_npu_empty_cache(0) != 0:
+                    with guard:
+                        errors.append(npu.emulated_torch_npu_last_error().decode())
             for _ in range(plan["iterations"]):
                 for x in mine:
                     try:

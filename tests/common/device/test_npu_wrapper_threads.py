@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +33,8 @@ def test_two_host_threads_in_the_wrapper_with_a_small_lock_image_budget(
     """The whole wrapper on two host threads at once, sizes chosen so that the packed-lock kernel needs a new lock
     image on almost every call and a 4 KiB budget evicts the images all the time: with the task queue off each thread
     launches itself, with it on both feed one queue. Nothing may read freed memory, pinned or device (the emulation
-    keeps freed memory poisoned), and every call completes."""
+    keeps freed memory poisoned), and every call completes. Queue off, each launch's scratch comes from the caching
+    allocator; on, from the per-stream workspace block."""
     sizes = [[64, 4096, 32, 128, 2048, 256], [96, 8192, 160, 512, 1024, 352]]
     plan = {
         "graph": "threads",
@@ -49,18 +51,24 @@ def test_two_host_threads_in_the_wrapper_with_a_small_lock_image_budget(
     assert found["calls"] == 4 * sum(len(mine) for mine in sizes)
     assert found["hazards"] == [], found["hazards"][:5]
     assert found["acl"]["aclrtFreeHost"] >= 10, found["acl"]  # the budget evicted images again and again
-    assert found["acl"].get("aclrtFree", 0) >= 1, found["acl"]  # and the workspace block grew while both ran
+    if queue == "1":  # the queue's thread took every launch's scratch from the per-stream block, which grew
+        assert found["acl"].get("aclrtFree", 0) >= 1, found["acl"]
+    else:  # each thread took its scratch from the caching allocator (no per-stream block was made)
+        assert found["acl"].get("aclrtMallocAlign32", 0) == 0 and found["acl"].get("aclrtMalloc", 0) >= 1, found["acl"]
 
 
 @pytest.mark.parametrize("launch", ["queued", pytest.param("before-queue", marks=pytest.mark.once)])  # its text: once
-def test_another_threads_larger_request_never_frees_a_launchs_workspace(
-    emulated_npu: Any, tmp_path: Path, launch: str
+@pytest.mark.parametrize("other", ["larger request", "out of memory"])
+def test_another_thread_never_frees_a_launchs_scratch_with_the_queue_off(
+    emulated_npu: Any, tmp_path: Path, launch: str, other: str
 ) -> None:
-    """Two host threads with the task queue off, the interleaving forced: the first thread's workspace request, once
-    served, is held until another request is served (2 s at most), and the second thread starts then, asking for more
-    than the block holds. The launch guard keeps the second request out until the first launch is on the stream.
-    Shown able to fail: the launch as this package generated it before the task queue (no guard) lets the second
-    request grow the block, and the first launch is given freed memory."""
+    """Two host threads with the task queue off, the interleaving forced: the first thread's scratch request, once
+    served, is held until the second thread has made a larger request of its own, or emptied torch_npu's caches as
+    the caching allocator's out-of-memory retry does (npuSynchronizeDevice, then every workspace block of the device
+    and every cached block freed). With the queue off a launch takes its scratch from the caching allocator, where
+    nothing frees a live block: no hazard. Shown able to fail: the launch as this package generated it before the
+    task queue (its scratch from torch_npu's per-stream workspace block on the calling thread) is given freed memory,
+    both ways."""
     plan = {
         "graph": "threads",
         "record": False,
@@ -70,15 +78,17 @@ def test_another_threads_larger_request_never_frees_a_launchs_workspace(
         "iterations": 1,
         "sizes": [[64], [65536]],
         "pause": True,
+        "empty_cache": other == "out of memory",
         **({"launch": launch} if launch != "queued" else {}),
     }
     found = _run_plan(emulated_npu, plan, tmp_path, {"TASK_QUEUE_ENABLE": "0"})
     assert found["errors"] == [], found["errors"]
     assert found["calls"] == 2
-    assert found["acl"].get("aclrtFree", 0) >= 1, found["acl"]  # the second request grew the block
     if launch == "queued":
         assert found["hazards"] == [], found["hazards"][:5]
+        assert found["acl"].get("aclrtMallocAlign32", 0) == 0, found["acl"]  # no workspace block was made
     else:
+        assert found["acl"].get("aclrtFree", 0) >= 1, found["acl"]  # the block grew, or was emptied
         assert any("reads freed device memory" in hazard for hazard in found["hazards"]), found["hazards"][:5]
 
 
@@ -130,6 +140,17 @@ extern "C" int race(int split) {
   return static_cast<const int64_t*>(locks_a)[0] == 7 ? 0 : 2;  // what kernel_a's locks start at
 }
 
+// Its library's lock-image lock, and a copy queued from one of its images (40 MiB of locks starting at `init`).
+extern "C" const void* state_address() { return &npu_inductor_compat_rt::lock_images_guard(); }
+extern "C" void* queue_copy(int64_t init, uint64_t extra) {
+  using namespace npu_inductor_compat_rt;
+  const LockLayout layout = lock_layout((5ULL << 20) + extra, 0, 1, "kernel_a");
+  void* locks = nullptr;
+  if (aclrtMalloc(&locks, layout.bytes, ACL_MEM_MALLOC_HUGE_ONLY)) return nullptr;
+  copy_lock_image(locks, layout, init, 0, emulated_acl_stream(0), "kernel_a");
+  return locks;
+}
+
 // Two launches on device 0, one given device memory 32 bytes past an allocation's start, one its start.
 extern "C" int misaligned() {
   void* base = nullptr;
@@ -167,12 +188,26 @@ extern "C" long long budget(char* error, int size) {
 
 RACE_RUN = """
 import ctypes, json, sys
-race = ctypes.CDLL(sys.argv[1])
+race = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
 acl = ctypes.CDLL(sys.argv[2])
 acl.emulated_acl_report.restype = ctypes.c_char_p
 code = race.race(int(sys.argv[3])) if sys.argv[3] in ("0", "1") else None
 if sys.argv[3] == "misaligned":
     code = race.misaligned()
+if sys.argv[3] == "two":  # the same runtime in two libraries, loaded into one global symbol scope
+    other = ctypes.CDLL(sys.argv[1].replace("librace.so", "librace2.so"), mode=ctypes.RTLD_GLOBAL)
+    for library in (race, other):
+        library.state_address.restype = ctypes.c_void_p
+        library.queue_copy.restype = ctypes.POINTER(ctypes.c_int64)
+        library.queue_copy.argtypes = [ctypes.c_int64, ctypes.c_uint64]
+    locks = race.queue_copy(7, 0)  # queued, not yet run: its image must outlive the other library's eviction
+    other.queue_copy(9, 8)
+    other.queue_copy(11, 16)  # past the other library's budget: it evicts its own image
+    acl.emulated_acl_synchronize_all()
+    report = json.loads(acl.emulated_acl_report())
+    print(json.dumps({"addresses": [race.state_address(), other.state_address()], "first": locks[0],
+                      "hazards": report["hazards"], "frees": report["calls"].get("aclrtFreeHost", 0)}))
+    sys.exit(0)
 if sys.argv[3] == "cores":  # the same process for every value: the runtime reads NPU_DEVICE_LIMIT at each launch
     import os
     acl.emulated_acl_set_cores.argtypes = [ctypes.c_int32, ctypes.c_int64, ctypes.c_int64]
@@ -230,6 +265,7 @@ def runtime_program(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory)
     ]
     built = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
     assert built.returncode == 0, built.stderr[-4000:]
+    shutil.copyfile(library, folder / "librace2.so")  # a second wrapper library: the same code, loaded apart
     ours = ("NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET", "NPU_DEVICE_LIMIT")
     clean = {key: value for key, value in os.environ.items() if key not in ours}
 
@@ -257,6 +293,18 @@ def test_a_lock_image_is_never_freed_between_its_look_up_and_its_copy(runtime_pr
     assert {key: together[key] for key in ("code", "hazards", "frees")} == {"code": 0, "hazards": [], "frees": 1}
     assert split["frees"] == 1 and split["code"] == 2, split
     assert "aclrtMemcpyAsync queued from a host buffer aclrtFreeHost already freed" in split["hazards"]
+
+
+def test_two_wrapper_libraries_keep_their_own_state(runtime_program: Any) -> None:
+    """Two wrapper libraries (two compiled graphs) built from the same runtime, loaded into one global symbol scope
+    with default visibility: each has its own lock-image lock and cache (the runtime's internal linkage; inline
+    functions of external linkage would share one through GCC's unique symbols). The second library's eviction
+    frees only its own image, after synchronising the device, so the first library's queued copy ran from a live
+    image: its locks start at 7, no hazard, one image freed."""
+    found = runtime_program("two")
+    first, second = found["addresses"]
+    assert first != second, found
+    assert found["first"] == 7 and found["hazards"] == [] and found["frees"] == 1, found
 
 
 def test_a_launch_given_device_memory_off_acls_alignment_is_flagged(runtime_program: Any) -> None:

@@ -14,7 +14,6 @@ const uint64_t npu_grid_blocks_ = npu_inductor_compat_rt::grid_blocks(grid_0, gr
 const int32_t npu_device_ = npu_inductor_compat_rt::current_device();
 const uint32_t npu_block_dim_ = npu_inductor_compat_rt::block_dim(npu_grid_blocks_, false, npu_device_, false, npu_kernel_);
 auto npu_launch_ = [=]() -> int {
-  const std::lock_guard<std::mutex> npu_hold_(npu_inductor_compat_rt::launch_guard(npu_device_));
   void* npu_ffts_ = nullptr;
   npu_inductor_compat_rt::check(aclrtGetHardwareSyncAddr(&npu_ffts_), npu_kernel_, "aclrtGetHardwareSyncAddr");
   struct __attribute__((packed)) {

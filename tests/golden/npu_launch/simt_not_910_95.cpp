@@ -14,12 +14,12 @@ npu_inductor_compat_rt::refuse_capture(npu_kernel_, "sync-block locks");
 const uint64_t npu_grid_blocks_ = npu_inductor_compat_rt::grid_blocks(grid_0, grid_1, grid_2, false, npu_kernel_);
 const int32_t npu_device_ = npu_inductor_compat_rt::current_device();
 const uint32_t npu_block_dim_ = npu_inductor_compat_rt::block_dim(npu_grid_blocks_, false, npu_device_, false, npu_kernel_);
+const std::thread::id npu_caller_ = std::this_thread::get_id();
 auto npu_launch_ = [=]() -> int {
-  const std::lock_guard<std::mutex> npu_hold_(npu_inductor_compat_rt::launch_guard(npu_device_));
   void* npu_ffts_ = nullptr;
   npu_inductor_compat_rt::check(aclrtGetHardwareSyncAddr(&npu_ffts_), npu_kernel_, "aclrtGetHardwareSyncAddr");
   const npu_inductor_compat_rt::LockLayout npu_lock_layout_ = npu_inductor_compat_rt::lock_layout(1ULL, 0ULL, npu_inductor_compat_rt::mul(npu_block_dim_, 1ULL, npu_kernel_, "lock participants"), npu_kernel_);
-  npu_inductor_compat_rt::Scratch npu_scratch_(0, npu_lock_layout_.bytes, stream_, npu_kernel_);
+  npu_inductor_compat_rt::Scratch npu_scratch_(0, npu_lock_layout_.bytes, stream_, npu_caller_, npu_kernel_);
   npu_inductor_compat_rt::check(aclrtMemsetAsync(npu_scratch_.locks, npu_lock_layout_.bytes, 0, npu_lock_layout_.bytes, stream_), npu_kernel_, "aclrtMemsetAsync (sync-block locks)");
   struct __attribute__((packed)) {
     void* ffts_addr __attribute__((aligned(8)));

@@ -16,6 +16,8 @@
 //    that no queued copy still reads it);
 //  - a call the test makes fail returns EMULATED_ACL_INJECTED_ERROR and leaves its text for aclGetRecentErrMsg, on
 //    the calling thread, read once (torch_npu appends it to its queue's and OPS_CHECK_ERROR's errors);
+//  - a device holds at most the memory a test sets (emulated_acl_set_memory_limit): past it aclrtMalloc and
+//    aclrtMallocAlign32 fail as CANN's do (ACL_ERROR_RT_MEMORY_ALLOCATION, an "EL0004" recent error message);
 //  - aclrtGetDeviceInfo answers ACL_DEV_ATTR_AICORE_CORE_NUM / ACL_DEV_ATTR_VECTOR_CORE_NUM per device, aclrtGetSocName
 //    the SoC a test names; built with EMULATED_ACL_WITHOUT_CAPTURE it has no aclmdlRICaptureGetInfo, as a CANN from
 //    before aclgraph capture;
@@ -120,6 +122,8 @@ struct State {
   int launches_run = 0;
   int64_t pinned = 0;
   int64_t peak_pinned = 0;
+  int64_t device_bytes = 0;   // live device memory
+  int64_t memory_limit = 0;   // what a device holds (the test's; 0: no limit)
   std::string report;
 };
 
@@ -360,6 +364,16 @@ void emulated_acl_reset(void) {
   s.order.clear();
 }
 
+void emulated_acl_set_memory_limit(int64_t bytes) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  state().memory_limit = bytes;
+}
+
+int64_t emulated_acl_device_bytes(void) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  return state().device_bytes;
+}
+
 void emulated_acl_fail(const char* function) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   state().fail = function ? function : "";
@@ -514,14 +528,27 @@ void* device_memory(uint64_t size) {
 
 uint64_t round_up_32(uint64_t size) { return (size + 31) / 32 * 32; }
 
+// Past the test's memory limit a device allocation fails as CANN's does: ACL_ERROR_RT_MEMORY_ALLOCATION, and a recent
+// error message torch_npu recognises as out-of-memory (NPUException.cpp isCannOOM: "EL0004", "Failed to allocate").
+aclError out_of_memory(uint64_t size, const char* function) {
+  State& s = state();
+  if (s.memory_limit <= 0 || s.device_bytes + static_cast<int64_t>(size) <= s.memory_limit) return ACL_SUCCESS;
+  recent_error = std::string("EL0004: [PID: emulated] Failed to allocate memory.\n        ") + function + " of " +
+                 std::to_string(size) + " bytes: " + std::to_string(s.memory_limit - s.device_bytes) +
+                 " bytes free (the emulated device's limit)";
+  return ACL_ERROR_RT_MEMORY_ALLOCATION;
+}
+
 aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtMalloc")) return status;
   (void)policy;
   if (size == 0) return ACL_ERROR_INVALID_PARAM;  // CANN API reference: "size must not be 0"
   const uint64_t real = round_up_32(size) + 32;  // acl_rt.h: "aligned to 32 bytes and padded with 32 bytes"
+  if (aclError status = out_of_memory(real, "aclrtMalloc")) return status;
   *devPtr = device_memory(real);
   add_region(*devPtr, real, "device", current_device());
+  state().device_bytes += static_cast<int64_t>(real);
   return ACL_SUCCESS;
 }
 
@@ -531,8 +558,10 @@ aclError aclrtMallocAlign32(void** devPtr, size_t size, aclrtMemMallocPolicy pol
   (void)policy;
   if (size == 0) return ACL_ERROR_INVALID_PARAM;
   const uint64_t real = round_up_32(size);  // acl_rt.h: "aligned to 32 bytes with no padding"
+  if (aclError status = out_of_memory(real, "aclrtMallocAlign32")) return status;
   *devPtr = device_memory(real);
   add_region(*devPtr, real, "device", current_device());
+  state().device_bytes += static_cast<int64_t>(real);
   return ACL_SUCCESS;
 }
 
@@ -543,6 +572,7 @@ aclError aclrtFree(void* devPtr) {
   if (region == nullptr || region->freed || region->label != "device") return ACL_ERROR_RT_PARAM_INVALID;
   region->freed = true;  // kept, poisoned, never handed out again: a later use is seen as a use after free
   std::memset(devPtr, 0xDD, region->size);
+  state().device_bytes -= static_cast<int64_t>(region->size);
   return ACL_SUCCESS;
 }
 

@@ -22,6 +22,7 @@ SOURCES = (
     "emulated_acl.h",
     "emulated_acl.cpp",
     "torch_npu_stub.cpp",
+    "torch_npu_caching_stub.cpp",
     "torch_npu_capture_stub.cpp",
     "torch_npu_forward.h",
     "torch_npu_forward.cpp",
@@ -91,7 +92,7 @@ def build(folder: Path, include: Path, *, capture: bool = True) -> EmulatedNpu:
     rpath = ["-Wl,-rpath,$ORIGIN", *(f"-Wl,-rpath,{path}" for path in library_paths())]  # relocatable: built aside
     # One translation unit for the parts that include ATen (its headers take ~10 s to parse, once): the stub, the
     # forwarding helpers and the ops generated from torch_npu's C shim that torch's CPU shim shares.
-    by_hand = ("torch_npu_stub.cpp", "torch_npu_forward.cpp")
+    by_hand = ("torch_npu_stub.cpp", "torch_npu_caching_stub.cpp", "torch_npu_forward.cpp")
     forwarded = folder / "torch_npu_ops.cpp"
     generated = shim_forwarding.source(
         include / shim_forwarding.NPU_HEADER, _cpu_shim_header(), tuple(HERE / name for name in by_hand)

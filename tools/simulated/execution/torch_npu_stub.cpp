@@ -45,8 +45,10 @@
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch_npu/csrc/core/npu/NPUWorkspaceAllocator.h>
 #include <torch_npu/csrc/framework/OpCommand.h>
+#include <torch_npu/csrc/framework/utils/OpPreparation.h>
 
 #include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -59,6 +61,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -103,10 +106,25 @@ void* workspace_block(uint64_t size, aclrtStream stream) {
       check(aclrtFree(block.data), "aclrtFree");
       block.data = nullptr;
     }
+    // a failed allocation leaves the new size and no memory: a later request no larger fails too, until the
+    // blocks are emptied (NPUWorkspaceAllocator.cpp malloc returns nullptr; empty_cache deletes the block)
     block.size = kRoundLarge * ((wanted + kRoundLarge - 1) / kRoundLarge);
-    check(aclrtMallocAlign32(&block.data, block.size, ACL_MEM_MALLOC_HUGE_ONLY), "aclrtMallocAlign32");
+    if (aclrtMallocAlign32(&block.data, block.size, ACL_MEM_MALLOC_HUGE_ONLY) != ACL_SUCCESS) block.data = nullptr;
   }
   return block.data;
+}
+
+// As format_size (NPUCachingAllocator.cpp) words it: bytes, KiB, MiB or GiB with two decimals.
+std::string size_text(uint64_t size) {
+  char text[64];
+  if (size <= 1024) {
+    std::snprintf(text, sizeof(text), "%llu bytes", static_cast<unsigned long long>(size));
+  } else {
+    const char* unit = size <= 1048576 ? "KiB" : size <= 1073741824ULL ? "MiB" : "GiB";
+    const double scale = size <= 1048576 ? 1024.0 : size <= 1073741824ULL ? 1048576.0 : 1073741824.0;
+    std::snprintf(text, sizeof(text), "%.2f %s", static_cast<double>(size) / scale, unit);
+  }
+  return text;
 }
 
 void keep(void*) {}  // the deleter frees nothing: the block stays the stream's
@@ -151,6 +169,14 @@ void after_workspace_request() {
   const uint64_t mine = g.served;
   g.changed.wait_for(hold, kGateBound, [&] { return g.served > mine; });
   g.paused = false;
+}
+
+// torch_npu's caches emptied (torch_npu_caching_stub.cpp): counts as a served request for a paused one.
+void cache_emptied() {
+  Gates& g = gates();
+  std::lock_guard<std::mutex> hold(g.lock);
+  g.served += 1;
+  g.changed.notify_all();
 }
 
 void mm_took_workspace() {
@@ -354,6 +380,11 @@ at::Tensor allocate_workspace(uint64_t workspace_size, aclrtStream stream) {
   before_workspace_request();
   void* data = workspace_size == 0 ? nullptr : workspace_block(workspace_size, stream);
   after_workspace_request();
+  if (workspace_size != 0 && data == nullptr) {  // NpuWorkspaceAllocator::malloc: no retry, no cache freed
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "NPU out of memory. NPUWorkspaceAllocator tried to allocate ",
+                     size_text(workspace_size), "(NPU ", device.index(), "). If you want to reduce memory usage, ",
+                     "take a try to set the environment variable TASK_QUEUE_ENABLE=1.");
+  }
   c10::Storage storage(c10::Storage::use_byte_size_t(), workspace_size, c10::DataPtr(data, data, &keep, device),
                        nullptr, false);
   return at::detail::make_tensor<c10::TensorImpl>(std::move(storage),
