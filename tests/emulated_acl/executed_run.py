@@ -5,11 +5,13 @@ Triton's interpreter), each call's outputs compared with eager, and launch defec
 # struct by the kernel's signature, checks the grid, workspace and lock buffer it was given and runs the kernel on the
 # memory the struct points at. A phase with "plant" generates each kernel's launch as the package would, less one
 # thing, by the kernel's place in compile order (PLANTS): the lock buffer's initialisation left out, its last argument
-# left out of the struct, its first two pointers exchanged, its grid aligned on 8 bytes rather than 4.
+# left out of the struct, its first two pointers exchanged, its grid aligned on 8 bytes rather than 4; and a kernel
+# the compiler coalesced is launched as if its metadata had no coalescing (the factor ignored).
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -72,6 +74,8 @@ class Executed:
 
         def planted(meta: Any, kernel_var: str, args: list[Any], **options: Any) -> str:
             defect = PLANTS[self.assigned[meta.kernel] % len(PLANTS)]
+            if meta.coalesce_factor > 1:  # and a coalesced kernel launched as if it were not (factor ignored)
+                meta = dataclasses.replace(meta, coalesce_factor=1, coalesce_axis=-1, coalesce_grid_ceil_div=False)
             with _defect(defect) as change:
                 return render(meta, kernel_var, change(list(args)), **options)
 

@@ -261,7 +261,8 @@ def main() -> None:
                     except RuntimeError as err:
                         errors.append({"n": n, "fail": function, "type": type(err).__name__, "message": str(err)})
                         outputs = None
-                    last = len(json.loads(acl.emulated_acl_report())["launches"])
+                    launched = json.loads(acl.emulated_acl_report())["launches"]
+                    last = len(launched)
                     remember(kernels, assigned)
                     if outputs is not None:
                         calls.append(
@@ -271,6 +272,8 @@ def main() -> None:
                                 "x": x.data_ptr(),
                                 "outputs": [out.data_ptr() for out in outputs],
                                 "launches": [first, last],
+                                # the report starts again after a planted phase: its launches are kept here
+                                **({"planted_launches": launched[first:last]} if plant else {}),
                                 **(executed.compare(x, outputs, graph, hazards) if executed else {}),
                             }
                         )

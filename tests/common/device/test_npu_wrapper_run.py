@@ -21,6 +21,7 @@ fixes)."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -154,7 +155,8 @@ def test_every_call_computes_what_eager_computes(run: dict[str, Any]) -> None:
 def test_each_planted_launch_defect_is_caught_by_the_executing_device(planted_run: dict[str, Any]) -> None:
     """Shown able to fail: with one defect planted in each kernel's generated launch, every output is wrong, and the
     device names the kernel and what it found: a lock buffer never initialised, a struct one argument short, a struct
-    whose grid moved; the two swapped pointers in the values (the kernel wrote its input)."""
+    whose grid moved; the two swapped pointers in the values (the kernel wrote its input). The coalesced kernel,
+    also launched as if its factor were absent, takes more blocks than the coalescing rule gives it."""
     (planted,) = planted_run["calls"]
     assert planted["matches"] == [False] * 4, planted
     name_of = {kernel["scenario"]: name for name, kernel in planted_run["kernels"].items()}
@@ -168,6 +170,10 @@ def test_each_planted_launch_defect_is_caught_by_the_executing_device(planted_ru
     # codegen --execute, execute_bounds), else only the values tell
     assert all("on the device that reaches another tensor's memory" in text for text in found[2]), found
     assert len(found[3]) == 1 and "the argument struct is" in found[3][0], found
+    # the coalesced kernel's factor ignored: launched on every program of its grid, twice the blocks it should take
+    launched = [(planted, launch) for launch in planted["planted_launches"]]
+    ((_, blocks, want),) = _coalesced_blocks(planted_run, launched)
+    assert blocks > want, (blocks, want)
 
 
 def test_tensor_pointers_and_scalars_are_in_their_slots(run: dict[str, Any]) -> None:
@@ -183,19 +189,24 @@ def test_tensor_pointers_and_scalars_are_in_their_slots(run: dict[str, Any]) -> 
         assert fields["ffts_addr"] != 0
 
 
-def test_a_coalesced_kernel_is_launched_on_its_grid_divided_by_the_factor(run: dict[str, Any]) -> None:
-    """The last scenario's kernel (rows of 16, coalesced by 2 along axis 0, rounded up) is launched on
-    ceil(ceil(rows / XBLOCK) / 2) blocks, as triton-ascend's launcher launches it (launcher_args.h, prepareGrid); its
-    executed calls matching eager shows each launched program did the work of two."""
+def _coalesced_blocks(run: dict[str, Any], launches: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[Any]:
+    """(n, blocks launched, ceil(ceil(rows / XBLOCK) / 2)) for each device-0 launch of the last scenario's kernel
+    (rows of 16, coalesced by 2 along axis 0, rounded up)."""
     (name,) = [name for name, kernel in run["kernels"].items() if kernel["scenario"] == 3]
     xblock = run["kernels"][name]["config"]["XBLOCK"]
-    checked = 0
-    for call, launch in _launches(run):
-        if launch["kernel"] == name and call["device"] == 0:
-            programs = -(-(call["n"] // 16) // xblock)
-            assert launch["blocks"] == -(-programs // 2), (call["n"], xblock, launch["blocks"])
-            checked += 1
-    assert checked == len(SIZES) + 1
+    return [
+        (call["n"], launch["blocks"], math.ceil(math.ceil(call["n"] // 16 / xblock) / 2))
+        for call, launch in launches
+        if launch["kernel"] == name and call["device"] == 0
+    ]
+
+
+def test_a_coalesced_kernel_is_launched_on_its_grid_divided_by_the_factor(run: dict[str, Any]) -> None:
+    """The coalesced kernel is launched on ceil(ceil(rows / XBLOCK) / 2) blocks, as triton-ascend's launcher launches
+    it (launcher_args.h, prepareGrid); its executed calls matching eager shows each launched program did the work of
+    two. The planted run's launch, generated as if the factor were absent, fails the same rule (below)."""
+    found = _coalesced_blocks(run, _launches(run))
+    assert len(found) == len(SIZES) + 1 and all(blocks == want for _, blocks, want in found), found
 
 
 def test_workspace_and_locks_never_alias_and_are_never_freed_before_their_launch(run: dict[str, Any]) -> None:
