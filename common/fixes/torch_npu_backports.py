@@ -60,10 +60,11 @@ def _ignoring_size_symbols(original: Callable[..., Any]) -> Callable[..., Any]:
     return filter_masks
 
 
-def _axis(name: str) -> SimpleNamespace:
-    # the axis fields filter_masks reads (torch_npu/_inductor/codegen/split_tiling.py / triton.py axis nodes)
+def probe_axis(name: str, *, reduction: bool = False) -> SimpleNamespace:
+    """A tiled kernel axis for the probes: the fields filter_masks reads (torch_npu/_inductor/codegen/split_tiling.py
+    and triton.py axis nodes)."""
     return SimpleNamespace(
-        name=name, is_tiling_axis=True, is_reduction=False, is_no_loop_axis=False, is_vectorized_split=False
+        name=name, is_tiling_axis=True, is_reduction=reduction, is_no_loop_axis=False, is_vectorized_split=False
     )
 
 
@@ -81,7 +82,7 @@ def filter_masks_keeps_guard() -> bool:
     if "index_vars" not in inspect.signature(kernel_class.filter_masks).parameters:
         return True
     kernel = object.__new__(kernel_class)
-    kernel.sorted_axis = [_axis("x0"), _axis("y1")]
+    kernel.sorted_axis = [probe_axis("x0"), probe_axis("y1")]
     kernel.persistent_reduction = False
     kernel_type = getattr(module, "NPUKernelType", None)
     if kernel_type is not None:
@@ -315,4 +316,5 @@ __all__ = [
     "filter_masks_keeps_guard",
     "is_size_symbol",
     "persistent_reduction_fits",
+    "probe_axis",
 ]

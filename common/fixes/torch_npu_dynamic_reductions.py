@@ -6,22 +6,15 @@ hold the reduced axis unmasked, which is right only when the block is the length
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import SimpleNamespace
 from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
+from npu_inductor_compat.common.fixes.torch_npu_backports import probe_axis
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 from npu_inductor_compat.targets import Target
 
 FILTER_MASKS = torch_npu_names.qualname("index-kernel-filter-masks")
 PERSISTENT_REDUCTION = torch_npu_names.qualname("index-kernel-persistent-reduction")
-
-
-def _axis(name: str, *, reduction: bool) -> SimpleNamespace:
-    # the axis fields filter_masks reads (torch_npu/_inductor/codegen/split_tiling.py / triton.py axis nodes)
-    return SimpleNamespace(
-        name=name, is_tiling_axis=True, is_reduction=reduction, is_no_loop_axis=False, is_vectorized_split=False
-    )
 
 
 def persistent_reductions_keep_their_mask() -> bool:
@@ -35,7 +28,7 @@ def persistent_reductions_keep_their_mask() -> bool:
     module = Target.parse(FILTER_MASKS).import_module()
     kernel_class = module.NPUIndexTritonKernel
     kernel = object.__new__(kernel_class)
-    kernel.sorted_axis = [_axis("x0", reduction=False), _axis("r1", reduction=True)]
+    kernel.sorted_axis = [probe_axis("x0"), probe_axis("r1", reduction=True)]
     kernel.persistent_reduction = True
     kernel_type = getattr(module, "NPUKernelType", None)
     if kernel_type is not None:
