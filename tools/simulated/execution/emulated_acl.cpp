@@ -369,11 +369,6 @@ void emulated_acl_set_memory_limit(int64_t bytes) {
   state().memory_limit = bytes;
 }
 
-int64_t emulated_acl_device_bytes(void) {
-  std::lock_guard<std::recursive_mutex> hold(state().lock);
-  return state().device_bytes;
-}
-
 void emulated_acl_fail(const char* function) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   state().fail = function ? function : "";

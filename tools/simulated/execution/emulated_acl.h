@@ -15,9 +15,8 @@ const char* emulated_acl_report(void);
 void emulated_acl_reset(void);
 // Make every later call of `function` fail with EMULATED_ACL_INJECTED_ERROR ("" for none).
 void emulated_acl_fail(const char* function);
-// The device memory a device holds (0: no limit), and the live device memory now.
+// The device memory a device holds (0: no limit).
 void emulated_acl_set_memory_limit(int64_t bytes);
-int64_t emulated_acl_device_bytes(void);
 // The core counts aclrtGetDeviceInfo reports for `device`.
 void emulated_acl_set_cores(int32_t device, int64_t ai_cores, int64_t vector_cores);
 // Whether `device`'s stream reports an aclgraph capture in progress (aclmdlRICaptureGetInfo).

@@ -111,15 +111,10 @@ namespace at_npu {
 namespace native {
 
 at::Tensor OpPreparation::unsafe_empty_workspace(uint64_t workspace_size) {
-  const c10::Device device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(current_device()));
   before_workspace_request();
   void* data = workspace_size == 0 ? nullptr : cached_block(workspace_size);
   after_workspace_request();
-  c10::Storage storage(c10::Storage::use_byte_size_t(), workspace_size,
-                       c10::DataPtr(data, data, &return_to_pool, device), nullptr, false);
-  return at::detail::make_tensor<c10::TensorImpl>(std::move(storage),
-                                                  c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                                  caffe2::TypeMeta::Make<uint8_t>());
+  return workspace_tensor(data, workspace_size, &return_to_pool);
 }
 
 }  // namespace native
@@ -134,10 +129,4 @@ extern "C" int emulated_torch_npu_empty_cache(int32_t device) {
     return 1;
   }
   return 0;
-}
-
-// Device memory the caching allocator holds: live blocks and cached ones.
-extern "C" int64_t emulated_torch_npu_cached_blocks(int live) {
-  std::lock_guard<std::recursive_mutex> hold(allocator_lock);
-  return static_cast<int64_t>(live ? live_cached().size() : cached_pool().size());
 }
