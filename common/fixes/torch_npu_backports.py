@@ -68,6 +68,20 @@ def probe_axis(name: str, *, reduction: bool = False) -> SimpleNamespace:
     )
 
 
+def probe_kernel(module: Any, axes: list[SimpleNamespace], *, persistent: bool, subblock: set[str]) -> Any:
+    """An ``NPUIndexTritonKernel`` of torch_npu's index-kernel ``module`` for the filter_masks probes, with only the
+    fields that method reads: its tiled axes, whether it is a persistent reduction, the masked subblock's axes, and a
+    SIMD kernel type where the release has kernel types."""
+    kernel = object.__new__(module.NPUIndexTritonKernel)
+    kernel.sorted_axis = axes
+    kernel.persistent_reduction = persistent
+    kernel_type = getattr(module, "NPUKernelType", None)
+    if kernel_type is not None:
+        kernel.npu_kernel_type = kernel_type.SIMD
+    kernel.current_subblock_axis = subblock
+    return kernel
+
+
 def filter_masks_keeps_guard() -> bool:
     """Whether the installed torch_npu's filter_masks keeps a load's guarding mask when the masked subblock records
     only a size symbol besides axes the load indexes: its own code run on a two-axis kernel (x0, y1) with the
@@ -81,13 +95,7 @@ def filter_masks_keeps_guard() -> bool:
     kernel_class = module.NPUIndexTritonKernel
     if "index_vars" not in inspect.signature(kernel_class.filter_masks).parameters:
         return True
-    kernel = object.__new__(kernel_class)
-    kernel.sorted_axis = [probe_axis("x0"), probe_axis("y1")]
-    kernel.persistent_reduction = False
-    kernel_type = getattr(module, "NPUKernelType", None)
-    if kernel_type is not None:
-        kernel.npu_kernel_type = kernel_type.SIMD
-    kernel.current_subblock_axis = {"y1", "s0"}
+    kernel = probe_kernel(module, [probe_axis("x0"), probe_axis("y1")], persistent=False, subblock={"y1", "s0"})
     guard = object.__new__(module.TritonCSEVariable)
     guard.name = "tmp0"
     masks = {guard, "x0_mask", "y1_mask"}
@@ -317,4 +325,5 @@ __all__ = [
     "is_size_symbol",
     "persistent_reduction_fits",
     "probe_axis",
+    "probe_kernel",
 ]

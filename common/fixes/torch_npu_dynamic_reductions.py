@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from npu_inductor_compat.common import torch_npu_names
-from npu_inductor_compat.common.fixes.torch_npu_backports import probe_axis
+from npu_inductor_compat.common.fixes.torch_npu_backports import probe_axis, probe_kernel
 from npu_inductor_compat.patching import Change, Patch, wraps_original
 from npu_inductor_compat.targets import Target
 
@@ -26,16 +26,10 @@ def persistent_reductions_keep_their_mask() -> bool:
     from torch._inductor.virtualized import V
 
     module = Target.parse(FILTER_MASKS).import_module()
-    kernel_class = module.NPUIndexTritonKernel
-    kernel = object.__new__(kernel_class)
-    kernel.sorted_axis = [probe_axis("x0"), probe_axis("r1", reduction=True)]
-    kernel.persistent_reduction = True
-    kernel_type = getattr(module, "NPUKernelType", None)
-    if kernel_type is not None:
-        kernel.npu_kernel_type = kernel_type.SIMD
-    kernel.current_subblock_axis = set()
+    axes = [probe_axis("x0"), probe_axis("r1", reduction=True)]
+    kernel = probe_kernel(module, axes, persistent=True, subblock=set())
     masks = {"x0_mask", "r1_mask"}
-    takes_index_vars = "index_vars" in inspect.signature(kernel_class.filter_masks).parameters
+    takes_index_vars = "index_vars" in inspect.signature(module.NPUIndexTritonKernel.filter_masks).parameters
     with V.set_kernel_handler(kernel):
         kernel.filter_masks(masks, ["x0", "r1"]) if takes_index_vars else kernel.filter_masks(masks)
     return "r1_mask" in masks
