@@ -12,6 +12,7 @@
 #include <c10/core/Device.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch_npu/csrc/core/npu/NPUBlockHandle.h>
 #include <torch_npu/csrc/core/npu/NPUGraphsUtils.h>
 #include <torch_npu/csrc/core/npu/NPUWorkspaceAllocator.h>
 #include <torch_npu/csrc/framework/OpCommand.h>
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -308,25 +310,29 @@ inline void copy_lock_image(void* locks, const LockLayout& layout, int64_t order
 //    it, after synchronising the device, for a larger request). The queue's thread makes every request of its
 //    stream in program order, so later launches reuse the block in stream order, and the device is synchronised
 //    before it is freed; another thread's out-of-memory retry synchronises the device first, which empties the queue.
-//  - on the calling thread (the queue off: TASK_QUEUE_ENABLE=0, ASCEND_LAUNCH_BLOCKING=1): torch_npu's caching
-//    allocator (OpPreparation::unsafe_empty_workspace(size): the current device and stream, the launch's). The
-//    per-stream block is not safe there: another host thread's larger request, or its out-of-memory retry
+//  - on the calling thread (the queue off: TASK_QUEUE_ENABLE=0, ASCEND_LAUNCH_BLOCKING=1): a block of torch_npu's
+//    caching allocator on the launch's device and stream, given back when the launch has been issued. The per-stream
+//    block is not safe there: another host thread's larger request, or its out-of-memory retry
 //    (NPUCachingAllocator.cpp frees every workspace block of the device), frees it between the request and the
 //    launch; a live block of the caching allocator is never freed, and a freed one is reused only by later work on
-//    its stream. Out of memory, the caching allocator frees its cache and retries once itself.
+//    its stream. Out of memory, the caching allocator frees its cache and retries once itself. The block comes
+//    through the handle API torch_npu exports for code outside it (core/npu/NPUBlockHandle.h: MallocBlock,
+//    GetBlockPtr, FreeBlock); OpPreparation::unsafe_empty_workspace, which op-plugin's EXEC_NPU_CMD_V1 calls from
+//    inside libtorch_npu, is hidden (not in the dynamic symbols of torch_npu 2.7.1.post11, 2.9.0.post9, 2.12.0.post3).
 // Out of memory either way, the launch stops, naming the kernel and the size, with torch_npu's message (in queued
 // work torch_npu logs it and reports the kernel at the next synchronisation); the kernel is not launched.
-// The returned tensors have no elements (no sizes are set), so their data_ptr() is null: the address is their
-// storage's, as triton-ascend's launcher reads it (backend_register.py).
+// allocate_workspace returns a tensor with no elements (no sizes are set), so its data_ptr() is null: the address is
+// its storage's, as triton-ascend's launcher reads it (backend_register.py).
 constexpr uint64_t kScratchAlign = 512;  // the locks start on the alignment torch_npu's caching allocator gives
 
-struct Scratch {
-  at::Tensor holder;
+class Scratch {
+ public:
   void* workspace = nullptr;
   void* locks = nullptr;
   // `caller`: the thread that handed the launch to the queue (on it, the launch runs inline)
   Scratch(uint64_t workspace_bytes, uint64_t lock_bytes, aclrtStream stream, std::thread::id caller,
-          const char* kernel) {
+          const char* kernel)
+      : kernel_(kernel) {
     const uint64_t rounded_up = add(workspace_bytes, kScratchAlign - 1, kernel, "workspace size");
     const uint64_t padded = rounded_up / kScratchAlign * kScratchAlign;
     const uint64_t total = add(padded, lock_bytes, kernel, "workspace and lock size");
@@ -334,22 +340,43 @@ struct Scratch {
       return;
     }
     const bool queued = std::this_thread::get_id() != caller;
+    char* base = nullptr;
     try {
-      holder = queued ? at_npu::native::allocate_workspace(total, stream)
-                      : at_npu::native::OpPreparation::unsafe_empty_workspace(total);
+      if (queued) {
+        workspace_block_ = at_npu::native::allocate_workspace(total, stream);
+        base = static_cast<char*>(const_cast<void*>(workspace_block_.storage().data()));
+      } else {
+        cached_block_ = c10_npu::NPUCachingAllocator::MallocBlock(total, stream, current_device());
+        base = static_cast<char*>(c10_npu::NPUCachingAllocator::GetBlockPtr(cached_block_));
+      }
     } catch (const c10::OutOfMemoryError& err) {
       TORCH_CHECK_WITH(OutOfMemoryError, false, "NPU kernel ", kernel, ": no device memory for its ", total,
                        "-byte workspace and sync-block locks (torch_npu's ",
                        queued ? "per-stream workspace block" : "caching allocator", "): ",
                        err.what_without_backtrace());
     }
-    auto* base = static_cast<char*>(const_cast<void*>(holder.storage().data()));
     if (base == nullptr) {
       fail(kernel, "torch_npu's allocator returned no memory for " + std::to_string(total) + " bytes");
     }
     workspace = workspace_bytes ? base : nullptr;
     locks = lock_bytes ? base + padded : nullptr;
   }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  // The caching allocator's block goes back to its stream's pool: later work on that stream runs after this launch.
+  ~Scratch() {
+    if (cached_block_ == nullptr) return;
+    try {
+      c10_npu::NPUCachingAllocator::FreeBlock(cached_block_);
+    } catch (const std::exception& err) {  // a destructor must not throw: say it, keep the block
+      std::fprintf(stderr, "NPU kernel %s: giving its scratch back to torch_npu failed: %s\n", kernel_, err.what());
+    }
+  }
+
+ private:
+  const char* kernel_;
+  at::Tensor workspace_block_;     // queued: the per-stream block (its tensor frees nothing)
+  void* cached_block_ = nullptr;  // on the calling thread: the caching allocator's block handle
 };
 
 // ---------------------------------------------------------------------------------------------- device and kernels

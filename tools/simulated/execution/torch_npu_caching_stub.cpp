@@ -1,6 +1,6 @@
-// Stub libtorch_npu, continued: torch_npu's caching allocator as OpPreparation::unsafe_empty_workspace(size) reaches
-// it (framework/utils/OpPreparation.cpp: NPUCachingAllocator::get()->allocate on the current device and stream), and
-// torch.npu.empty_cache. Built in one translation unit after torch_npu_stub.cpp (emulated_runtime.py), whose
+// Stub libtorch_npu, continued: torch_npu's caching allocator as code outside torch_npu reaches it, through the block
+// handles it exports (core/npu/NPUBlockHandle.h; NPUCachingAllocator.cpp MallocBlock: the device's allocator's malloc
+// on the given stream, device -1 meaning the current one; FreeBlock: its free), and torch.npu.empty_cache. Built in one translation unit after torch_npu_stub.cpp (emulated_runtime.py), whose
 // allocator lock, workspace blocks, queue drain and forced interleavings it shares.
 //
 // What it models, from torch_npu/csrc/core/npu/NPUCachingAllocator.cpp (v2.7.1, v2.9.0, v2.12.0, master):
@@ -13,6 +13,8 @@
 //    (NPUWorkspaceAllocator::emptyCache), every cached block released, and the request retried once; then
 //    OutOfMemoryError "NPU out of memory. Tried to allocate ...";
 //  - torch.npu.empty_cache (DeviceCachingAllocator::emptyCache): the same synchronisation and freeing, no request.
+
+#include <torch_npu/csrc/core/npu/NPUBlockHandle.h>
 
 namespace {
 
@@ -84,9 +86,7 @@ void synchronize_and_free(int32_t device) {
   cache_emptied();
 }
 
-void* cached_block(uint64_t size) {
-  const int32_t device = current_device();
-  void* stream = current_stream(device);
+void* cached_block(uint64_t size, void* stream, int32_t device) {
   const uint64_t rounded = (size + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize;
   for (int attempt = 0; attempt < 2; ++attempt) {
     {
@@ -107,18 +107,28 @@ void* cached_block(uint64_t size) {
 
 }  // namespace
 
-namespace at_npu {
-namespace native {
+namespace c10_npu {
+namespace NPUCachingAllocator {
 
-at::Tensor OpPreparation::unsafe_empty_workspace(uint64_t workspace_size) {
+void* MallocBlock(size_t size, void* stream, int device) {
+  if (device == -1) device = ::current_device();  // the stub's, not c10_npu::current_device
+  TORCH_CHECK(stream != nullptr, "MallocBlock: no stream");  // AT_ASSERT(stream)
   before_workspace_request();
-  void* data = workspace_size == 0 ? nullptr : cached_block(workspace_size);
+  void* data = cached_block(size, stream, device);
   after_workspace_request();
-  return workspace_tensor(data, workspace_size, &return_to_pool);
+  return data;
 }
 
-}  // namespace native
-}  // namespace at_npu
+// A handle here is the block's address: nothing outside torch_npu reads what a handle points to.
+void* GetBlockPtr(const void* handle) { return const_cast<void*>(handle); }
+
+void FreeBlock(void* handle) {
+  TORCH_CHECK(handle != nullptr, "FreeBlock: no block");
+  return_to_pool(handle);
+}
+
+}  // namespace NPUCachingAllocator
+}  // namespace c10_npu
 
 // torch.npu.empty_cache() on the calling thread, for `device`: 0, or 1 with the error (emulated_torch_npu_last_error).
 extern "C" int emulated_torch_npu_empty_cache(int32_t device) {
