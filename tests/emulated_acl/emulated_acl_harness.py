@@ -117,3 +117,35 @@ def run_plan(
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     result["stderr"] = done.stderr  # what torch_npu logs (LOG(ERROR)) goes there
     return result
+
+
+def symbols(library: Path, *, defined: bool) -> set[str]:
+    """The dynamic symbols ``library`` defines, or the ones it needs from others."""
+    which = "--defined-only" if defined else "--undefined-only"
+    done = subprocess.run(
+        ["nm", "-D", which, "--format=posix", str(library)], capture_output=True, text=True, check=True, timeout=120
+    )
+    return {line.split()[0] for line in done.stdout.splitlines() if line.strip()}
+
+
+def real_exports(tmp_path: Path) -> tuple[str, set[str]]:
+    """The paired torch_npu release and the dynamic symbols its wheel's libtorch_npu.so defines (read from the wheel
+    with nm, never loaded; the test skips where no release is paired)."""
+    import zipfile
+
+    import pytest
+    import torch
+
+    from npu_inductor_compat.tools import wheel_cache
+    from npu_inductor_compat.tools.simulated.codegen import headers
+    from npu_inductor_compat.version import parse_release
+
+    minor = ".".join(map(str, parse_release(torch.__version__)[:2]))
+    if minor not in headers.PAIRED_TORCH_NPU:
+        pytest.skip(f"no torch_npu release with the launch API is paired with torch {minor}")
+    version = headers.PAIRED_TORCH_NPU[minor]
+    wheel = headers._wheel(version, wheel_cache.default_cache_dir())
+    library = tmp_path / "libtorch_npu.so"
+    with zipfile.ZipFile(wheel) as archive:
+        library.write_bytes(archive.read("torch_npu/lib/libtorch_npu.so"))
+    return version, symbols(library, defined=True)

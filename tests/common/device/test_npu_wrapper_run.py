@@ -415,3 +415,32 @@ def test_the_emulation_catches_the_two_request_launch_this_package_used_to_gener
     assert lock == workspace  # the same block for both: every lock write lands in the workspace
     assert any("reads freed device memory" in hazard for hazard in result["report"]["hazards"])
     assert second["pointers"][1]["freed"] and not second["pointers"][0]["freed"]
+
+
+# What a wrapper needs from libtorch_npu is held against the paired wheel's real exports: every wrapper with this
+# package's launch calls LAUNCH; HIDDEN is torch_npu's OpPreparation::unsafe_empty_workspace(size), where this
+# package's launch first took its calling-thread scratch, hidden in every release (built with -fvisibility=hidden).
+LAUNCH = "aclrtLaunchKernelWithHostArgs"
+HIDDEN = "_ZN6at_npu6native13OpPreparation22unsafe_empty_workspaceEm"
+
+
+def test_a_wrapper_binds_only_to_what_the_real_libtorch_npu_exports(
+    emulated_npu: Any, run: dict[str, Any], tmp_path: Path
+) -> None:
+    """Every wrapper built this session (at least this module's, of every launch scenario: workspace, locks, the
+    queue's and the calling thread's scratch) needs from libtorch_npu only symbols the paired release's library
+    exports: a hidden one links against the stub and fails to load on hardware ("undefined symbol"). Shown able to
+    fail: the function this package's launch first called for calling-thread scratch is absent from the real
+    exports."""
+    version, real = harness.real_exports(tmp_path)
+    assert HIDDEN not in real, f"torch_npu {version} exports unsafe_empty_workspace"
+    stub = harness.symbols(emulated_npu.torch_npu_home / "lib" / "libtorch_npu.so", defined=True)
+    wrappers = {}
+    for library in (emulated_npu.work / "inductor").rglob("*.so"):
+        needed = harness.symbols(library, defined=False)
+        if LAUNCH in needed:
+            wrappers[library.name] = needed & stub
+    assert wrappers, "no wrapper with this package's launch was built"
+    assert any("MallocBlock" in name for needed in wrappers.values() for name in needed), wrappers
+    missing = {name: sorted(needed - real) for name, needed in wrappers.items() if needed - real}
+    assert missing == {}, f"symbols torch_npu {version}'s libtorch_npu.so does not export: {missing}"
