@@ -18,6 +18,8 @@
 #include <torch_npu/csrc/framework/OpCommand.h>
 #include <torch_npu/csrc/framework/utils/OpPreparation.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -225,11 +227,15 @@ inline LockLayout lock_layout(uint64_t ordered_slots, uint64_t unordered, uint64
 }
 
 // Pinned host images of lock buffers, for the stream-ordered copy that initialises them. An image is never rewritten
-// and never freed while a queued copy may still read it. A wrapper library's images of one device are bounded: when a
-// new one would take them past the budget (64 MiB, or NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET bytes), the device is
-// synchronised (so no queued copy reads any image, another library's included) and its images are freed. Under
-// dynamic shapes with unordered locks every distinct grid has its own image, so without the bound they would grow
-// without end.
+// and never freed while a queued copy may still read it: after each copy an event is recorded on the copy's stream,
+// and an image is freed only once every stream's last copy from it has completed (its event synchronised). A wrapper
+// library's images of one device are bounded: when a new one would take them past the budget (64 MiB, or
+// NPU_INDUCTOR_COMPAT_LOCK_IMAGE_BUDGET bytes), its images are freed that way. Under dynamic shapes with unordered
+// locks every distinct grid has its own image, so without the bound they would grow without end. The device is never
+// synchronised for it: that would wait for work unrelated to the images, and is illegal while another thread
+// captures a stream into an aclgraph (as the event waits, pinned allocations and frees are in "global" capture mode:
+// torch_npu/npu/graphs.py, capture_error_mode), so eviction and allocation run with this thread's capture mode
+// relaxed, as torch_npu relaxes it around its own such calls (interface/AclInterface.cpp, AclrtCreateEventWithFlag).
 constexpr uint64_t kLockImageBudget = 64ULL << 20;
 
 inline uint64_t lock_image_budget(const char* kernel) {
@@ -245,8 +251,48 @@ inline uint64_t lock_image_budget(const char* kernel) {
   return std::stoull(value);
 }
 
+// An ACL function a CANN may lack, looked up at run time in the libascendcl this library loaded, as torch_npu looks
+// such functions up (TORCH_NPU_GET_FUNC in interface/AclInterface.cpp): null where it is absent, so the wrapper still
+// loads there.
+inline void* optional_acl_function(const char* name) {
+  Dl_info library{};
+  if (dladdr(reinterpret_cast<void*>(&aclrtMemcpyAsync), &library) == 0 || library.dli_fname == nullptr) {
+    return nullptr;
+  }
+  void* handle = dlopen(library.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  return handle == nullptr ? nullptr : dlsym(handle, name);
+}
+
+// This thread's aclgraph capture mode, relaxed for the guard's lifetime and then given back (CANN's
+// aclmdlRICaptureThreadExchangeMode swaps the thread's mode). Where ACL has no such function, or refuses it (an SoC
+// without aclgraph capture), no capture can be in progress and nothing needs relaxing.
+class RelaxedCapture {
+ public:
+  RelaxedCapture() {
+    using Exchange = aclError (*)(aclmdlRICaptureMode*);
+    static const auto exchange = reinterpret_cast<Exchange>(optional_acl_function("aclmdlRICaptureThreadExchangeMode"));
+    if (exchange != nullptr && exchange(&mode_) == ACL_SUCCESS) exchange_ = exchange;
+  }
+  RelaxedCapture(const RelaxedCapture&) = delete;
+  RelaxedCapture& operator=(const RelaxedCapture&) = delete;
+  ~RelaxedCapture() {
+    if (exchange_ != nullptr) exchange_(&mode_);
+  }
+
+ private:
+  aclmdlRICaptureMode mode_ = ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
+  aclError (*exchange_)(aclmdlRICaptureMode*) = nullptr;
+};
+
+struct LockImage {
+  void* host = nullptr;
+  uint64_t bytes = 0;
+  std::map<aclrtStream, aclrtEvent> read_by;  // per stream, recorded after the last copy queued there from it
+  bool unknown_reader = false;                // a copy was queued but its event could not be recorded: never freed
+};
+
 struct LockImages {
-  std::map<std::tuple<uint64_t, uint64_t, uint64_t, int64_t>, void*> images;
+  std::map<std::tuple<uint64_t, uint64_t, uint64_t, int64_t>, LockImage> images;
   uint64_t bytes = 0;
 };
 
@@ -255,23 +301,45 @@ inline std::mutex& lock_images_guard() {
   return guard;
 }
 
-// Image of a lock buffer: ordered slots hold `ordered_init`; each unordered lock's first slot holds the participant
-// count, the rest 0. The caller holds lock_images_guard() until the copy that reads the image is queued.
-inline const void* lock_image(const LockLayout& layout, int64_t ordered_init, int32_t device, const char* kernel) {
+// Free `device`'s images whose copies have all completed (the caller relaxed the capture mode).
+inline void evict_lock_images(LockImages& cache, const char* kernel) {
+  for (auto it = cache.images.begin(); it != cache.images.end();) {
+    LockImage& image = it->second;
+    if (image.unknown_reader) {
+      ++it;
+      continue;
+    }
+    for (auto& [stream, event] : image.read_by) {  // every copy from it has run once its stream's last one has
+      check(aclrtSynchronizeEvent(event), kernel, "aclrtSynchronizeEvent (a copy from a sync-block lock image)");
+    }
+    for (auto& [stream, event] : image.read_by) {
+      check(aclrtDestroyEvent(event), kernel, "aclrtDestroyEvent (a copy from a sync-block lock image)");
+    }
+    image.read_by.clear();
+    check(aclrtFreeHost(image.host), kernel, "aclrtFreeHost (sync-block lock image)");
+    cache.bytes -= image.bytes;
+    it = cache.images.erase(it);
+  }
+}
+
+inline LockImages& lock_images_of(int32_t device) {
   static std::map<int32_t, LockImages> per_device;
-  LockImages& cache = per_device[device];
+  return per_device[device];
+}
+
+// Image of a lock buffer: ordered slots hold `ordered_init`; each unordered lock's first slot holds the participant
+// count, the rest 0. The caller holds lock_images_guard() until the copy that reads the image is queued and its event
+// recorded (copy_lock_image).
+inline LockImage& lock_image(const LockLayout& layout, int64_t ordered_init, int32_t device, const char* kernel) {
+  LockImages& cache = lock_images_of(device);
   const auto key = std::make_tuple(layout.ordered_slots, layout.unordered, layout.participants, ordered_init);
   auto found = cache.images.find(key);
   if (found != cache.images.end()) {
     return found->second;
   }
+  const RelaxedCapture relaxed;
   if (!cache.images.empty() && cache.bytes + layout.bytes > lock_image_budget(kernel)) {
-    check(aclrtSynchronizeDevice(), kernel, "aclrtSynchronizeDevice (before freeing lock images)");
-    for (auto& entry : cache.images) {
-      check(aclrtFreeHost(entry.second), kernel, "aclrtFreeHost (sync-block lock image)");
-    }
-    cache.images.clear();
-    cache.bytes = 0;
+    evict_lock_images(cache, kernel);
   }
   void* host = nullptr;
   check(aclrtMallocHost(&host, layout.bytes), kernel, "aclrtMallocHost (sync-block lock image)");
@@ -284,21 +352,36 @@ inline const void* lock_image(const LockLayout& layout, int64_t ordered_init, in
     first[0] = static_cast<int64_t>(layout.participants);
     std::memset(first + 1, 0, (layout.stride_slots - 1) * sizeof(int64_t));
   }
-  cache.images.emplace(key, host);
   cache.bytes += layout.bytes;
-  return host;
+  LockImage& image = cache.images[key];
+  image.host = host;
+  image.bytes = layout.bytes;
+  return image;
 }
 
-// Initialise a lock buffer from its image with a copy queued on `stream`, the images' lock held from the look-up until
-// the copy is queued: another thread's eviction (synchronise the device, then free) comes either before the look-up or
-// after the copy is queued, when its synchronisation runs the copy first. (Released before the copy was queued, the
-// image could be freed under it: two host threads run launches at once when the task queue is off.)
+// Initialise a lock buffer from its image with a copy queued on `stream`, then record the copy's event there, the
+// images' lock held from the look-up until both are queued: another thread's eviction comes either before the
+// look-up or after the event, which it waits for. (Released before the copy was queued, the image could be freed
+// under it: two host threads run launches at once when the task queue is off.)
 inline void copy_lock_image(void* locks, const LockLayout& layout, int64_t ordered_init, int32_t device,
                             aclrtStream stream, const char* kernel) {
   std::lock_guard<std::mutex> hold(lock_images_guard());
-  const void* image = lock_image(layout, ordered_init, device, kernel);
-  check(aclrtMemcpyAsync(locks, layout.bytes, image, layout.bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream), kernel,
+  LockImage& image = lock_image(layout, ordered_init, device, kernel);
+  aclrtEvent& event = image.read_by[stream];
+  if (event == nullptr) {
+    const aclError created = aclrtCreateEventWithFlag(&event, ACL_EVENT_SYNC);
+    if (created != ACL_SUCCESS) {
+      image.read_by.erase(stream);
+      check(created, kernel, "aclrtCreateEventWithFlag (a copy from a sync-block lock image)");
+    }
+  }
+  check(aclrtMemcpyAsync(locks, layout.bytes, image.host, layout.bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream), kernel,
         "aclrtMemcpyAsync (sync-block locks)");
+  const aclError recorded = aclrtRecordEvent(event, stream);
+  if (recorded != ACL_SUCCESS) {
+    image.unknown_reader = true;  // the copy is queued and nothing says when it has run: keep the image
+    check(recorded, kernel, "aclrtRecordEvent (after a copy from a sync-block lock image)");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------- scratch memory

@@ -105,13 +105,15 @@ def launch_before_the_queue() -> None:
 
     together = (
         "  std::lock_guard<std::mutex> hold(lock_images_guard());\n"
-        "  const void* image = lock_image(layout, ordered_init, device, kernel);\n"
+        "  LockImage& image = lock_image(layout, ordered_init, device, kernel);\n"
     )
-    split = (
-        "  const void* image = [&] {\n"
+    split = (  # the copy's event goes to a copy of the entry: nothing tells an eviction the image is read
+        "  LockImage detached;\n"
+        "  detached.host = [&] {\n"
         "    std::lock_guard<std::mutex> hold(lock_images_guard());\n"
-        "    return lock_image(layout, ordered_init, device, kernel);\n"
+        "    return lock_image(layout, ordered_init, device, kernel).host;\n"
         "  }();\n"
+        "  LockImage& image = detached;\n"
     )
 
     def runtime_source() -> str:

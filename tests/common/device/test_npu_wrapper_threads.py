@@ -118,7 +118,7 @@ extern "C" int race(int split) {
       const void* image;
       {
         std::lock_guard<std::mutex> hold(lock_images_guard());
-        image = lock_image(a, 7, 0, "kernel_a");
+        image = lock_image(a, 7, 0, "kernel_a").host;
       }
       step = 1;
       while (step != 2) std::this_thread::yield();
@@ -139,6 +139,53 @@ extern "C" int race(int split) {
   emulated_acl_synchronize_all();
   return static_cast<const int64_t*>(locks_a)[0] == 7 ? 0 : 2;  // what kernel_a's locks start at
 }
+
+#ifdef WITH_CAPTURE  // built against an ACL with aclgraph capture
+// Another thread captures device 0's second stream into an aclgraph in global mode while this one needs two lock images
+// (the second past the budget, so it evicts the first): returns what the direct calls ACL refuses then answered (a
+// pinned allocation in this thread's mode; a device synchronisation even relaxed), or -1 when a launch's copy failed.
+extern "C" int under_capture(int* refused_malloc, int* refused_sync) {
+  using namespace npu_inductor_compat_rt;
+  aclrtStream stream = emulated_acl_stream(0);
+  aclrtStream captured = emulated_acl_stream_at(0, 1);
+  const LockLayout a = lock_layout(5ULL << 20, 0, 1, "kernel_a");
+  const LockLayout b = lock_layout((5ULL << 20) + 8, 0, 1, "kernel_b");
+  void* locks_a = nullptr;
+  void* locks_b = nullptr;
+  if (aclrtMalloc(&locks_a, a.bytes, ACL_MEM_MALLOC_HUGE_ONLY)) return 1;
+  if (aclrtMalloc(&locks_b, b.bytes, ACL_MEM_MALLOC_HUGE_ONLY)) return 1;
+  std::atomic<int> step{0};
+  std::thread other([&] {
+    if (aclmdlRICaptureBegin(captured, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) != ACL_SUCCESS) step = -1;
+    else step = 1;
+    while (step == 1) std::this_thread::yield();
+    aclmdlRI model = nullptr;
+    aclmdlRICaptureEnd(captured, &model);
+  });
+  while (step == 0) std::this_thread::yield();
+  int code = step == 1 ? 0 : 3;
+  void* pinned = nullptr;
+  *refused_malloc = aclrtMallocHost(&pinned, 64);
+  {
+    const RelaxedCapture relaxed;
+    *refused_sync = aclrtSynchronizeDevice();
+  }
+  try {
+    copy_lock_image(locks_a, a, 7, 0, stream, "kernel_a");
+    copy_lock_image(locks_b, b, 9, 0, stream, "kernel_b");
+  } catch (const std::exception& err) {
+    std::fprintf(stderr, "%s\n", err.what());
+    code = -1;
+  }
+  step = 2;
+  other.join();
+  emulated_acl_synchronize_all();
+  if (code == 0 && (static_cast<const int64_t*>(locks_a)[0] != 7 || static_cast<const int64_t*>(locks_b)[0] != 9)) {
+    code = 2;
+  }
+  return code;
+}
+#endif
 
 // Its library's lock-image lock, and a copy queued from one of its images (40 MiB of locks starting at `init`).
 extern "C" const void* state_address() { return &npu_inductor_compat_rt::lock_images_guard(); }
@@ -200,13 +247,21 @@ if sys.argv[3] == "two":  # the same runtime in two libraries, loaded into one g
         library.state_address.restype = ctypes.c_void_p
         library.queue_copy.restype = ctypes.POINTER(ctypes.c_int64)
         library.queue_copy.argtypes = [ctypes.c_int64, ctypes.c_uint64]
-    locks = race.queue_copy(7, 0)  # queued, not yet run: its image must outlive the other library's eviction
+    locks = race.queue_copy(7, 0)
     other.queue_copy(9, 8)
-    other.queue_copy(11, 16)  # past the other library's budget: it evicts its own image
+    acl.emulated_acl_synchronize_all()  # both copies ran: either image could be freed now
+    other.queue_copy(11, 16)  # past the other library's budget: it evicts its own image, and only its own
     acl.emulated_acl_synchronize_all()
     report = json.loads(acl.emulated_acl_report())
     print(json.dumps({"addresses": [race.state_address(), other.state_address()], "first": locks[0],
                       "hazards": report["hazards"], "frees": report["calls"].get("aclrtFreeHost", 0)}))
+    sys.exit(0)
+if sys.argv[3] == "capture":
+    refused = [ctypes.c_int(), ctypes.c_int()]
+    code = race.under_capture(ctypes.byref(refused[0]), ctypes.byref(refused[1]))
+    report = json.loads(acl.emulated_acl_report())
+    print(json.dumps({"code": code, "refused": [value.value for value in refused], "hazards": report["hazards"],
+                      "calls": report["calls"]}))
     sys.exit(0)
 if sys.argv[3] == "cores":  # the same process for every value: the runtime reads NPU_DEVICE_LIMIT at each launch
     import os
@@ -229,16 +284,14 @@ print(json.dumps({"code": code, "hazards": report["hazards"], "frees": report["c
 """
 
 
-@pytest.fixture(scope="module")
-def runtime_program(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The launch runtime header compiled on its own into a small program (RACE) against the emulated ACL; returns
-    run(mode, *args, env=...) -> the JSON line RACE_RUN prints."""
+def _program(npu: Any, folder: Path, *defines: str) -> Any:
+    """The launch runtime header compiled on its own into a small program (RACE) against ``npu``'s emulated ACL;
+    returns run(mode, *args, env=...) -> the JSON line RACE_RUN prints."""
     from torch.utils.cpp_extension import include_paths
 
     from npu_inductor_compat.common.device import npu_launch
     from npu_inductor_compat.tools.simulated.codegen.headers import _cpp_standard
 
-    folder = tmp_path_factory.mktemp("runtime_program")
     (folder / "runtime.h").write_text(npu_launch.runtime_source())
     source = folder / "race.cpp"
     source.write_text(RACE)
@@ -250,18 +303,19 @@ def runtime_program(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory)
         "-shared",
         "-fPIC",
         "-w",
+        *defines,
         f"-I{folder}",
         f"-I{EMULATED}",
-        f"-I{emulated_npu.torch_npu_home / 'include'}",
-        f"-I{emulated_npu.torch_npu_home / 'include' / 'third_party' / 'acl' / 'inc'}",
+        f"-I{npu.torch_npu_home / 'include'}",
+        f"-I{npu.torch_npu_home / 'include' / 'third_party' / 'acl' / 'inc'}",
         *(f"-I{path}" for path in include_paths()),
         str(source),
         "-o",
         str(library),
-        f"-L{emulated_npu.libascendcl.parent}",
+        f"-L{npu.libascendcl.parent}",
         "-lascendcl",
         "-pthread",
-        f"-Wl,-rpath,{emulated_npu.libascendcl.parent}",
+        f"-Wl,-rpath,{npu.libascendcl.parent}",
     ]
     built = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
     assert built.returncode == 0, built.stderr[-4000:]
@@ -271,7 +325,7 @@ def runtime_program(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory)
 
     def run(mode: str, *args: str, env: dict[str, str] | None = None) -> Any:
         done = subprocess.run(
-            [sys.executable, "-c", RACE_RUN, str(library), str(emulated_npu.libascendcl), mode, *args],
+            [sys.executable, "-c", RACE_RUN, str(library), str(npu.libascendcl), mode, *args],
             capture_output=True,
             text=True,
             check=False,
@@ -282,6 +336,19 @@ def runtime_program(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory)
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     return run
+
+
+@pytest.fixture(scope="module")
+def runtime_program(emulated_npu: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """RACE against an ACL without aclgraph capture (the emulated_npu fixture's)."""
+    return _program(emulated_npu, tmp_path_factory.mktemp("runtime_program"))
+
+
+@pytest.fixture(scope="module")
+def capture_program(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """RACE against an ACL with aclgraph capture (its under_capture included)."""
+    npu = harness.build_emulated_npu(tmp_path_factory, capture=True)
+    return _program(npu, tmp_path_factory.mktemp("capture_program"), "-DWITH_CAPTURE")
 
 
 def test_a_lock_image_is_never_freed_between_its_look_up_and_its_copy(runtime_program: Any) -> None:
@@ -298,13 +365,29 @@ def test_a_lock_image_is_never_freed_between_its_look_up_and_its_copy(runtime_pr
 def test_two_wrapper_libraries_keep_their_own_state(runtime_program: Any) -> None:
     """Two wrapper libraries (two compiled graphs) built from the same runtime, loaded into one global symbol scope
     with default visibility: each has its own lock-image lock and cache (the runtime's internal linkage; inline
-    functions of external linkage would share one through GCC's unique symbols). The second library's eviction
-    frees only its own image, after synchronising the device, so the first library's queued copy ran from a live
-    image: its locks start at 7, no hazard, one image freed."""
+    functions of external linkage would share one through GCC's unique symbols). With both libraries' copies run,
+    the second library's eviction frees only its own image (a shared cache would free both): its locks start at 7,
+    no hazard, one image freed."""
     found = runtime_program("two")
     first, second = found["addresses"]
     assert first != second, found
     assert found["first"] == 7 and found["hazards"] == [] and found["frees"] == 1, found
+
+
+def test_lock_images_are_evicted_while_another_thread_captures_in_global_mode(capture_program: Any) -> None:
+    """Another host thread captures a stream of the device into an aclgraph in global mode (the emulated ACL then
+    refuses pinned allocations, frees and waits in other threads unless they relax their mode, and any device
+    synchronisation: shown by the program's own direct calls) while launches need two lock images, the second past the
+    budget. The runtime allocates and evicts with its thread's capture mode relaxed, waits for the first image's copy
+    by its event rather than synchronising the device, and both lock buffers start at their values."""
+    found = capture_program("capture")
+    refused = 107030  # ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT (acl/error_codes/rt_error_codes.h)
+    assert found["refused"] == [refused, refused], found
+    assert found["code"] == 0 and found["hazards"] == [], found
+    calls = found["calls"]
+    assert calls["aclrtFreeHost"] == 1 and calls["aclrtSynchronizeEvent"] == 1, calls
+    assert calls["aclrtSynchronizeDevice"] == 1, calls  # the program's own refused call only
+    assert calls["aclmdlRICaptureThreadExchangeMode"] >= 4, calls  # relaxed and given back around each new image
 
 
 def test_a_launch_given_device_memory_off_acls_alignment_is_flagged(runtime_program: Any) -> None:

@@ -19,8 +19,10 @@
 //  - a device holds at most the memory a test sets (emulated_acl_set_memory_limit): past it aclrtMalloc and
 //    aclrtMallocAlign32 fail as CANN's do (ACL_ERROR_RT_MEMORY_ALLOCATION, an "EL0004" recent error message);
 //  - aclrtGetDeviceInfo answers ACL_DEV_ATTR_AICORE_CORE_NUM / ACL_DEV_ATTR_VECTOR_CORE_NUM per device, aclrtGetSocName
-//    the SoC a test names; built with EMULATED_ACL_WITHOUT_CAPTURE it has no aclmdlRICaptureGetInfo, as a CANN from
-//    before aclgraph capture;
+//    the SoC a test names; built with EMULATED_ACL_WITHOUT_CAPTURE it has no aclgraph capture functions
+//    (aclmdlRICaptureGetInfo, Begin, End, ThreadExchangeMode), as a CANN from before aclgraph capture;
+//  - aclgraph capture begun on a stream (its work captured, not run) and the capture modes' refusals (capture_forbids,
+//    below); events, complete once the records queued on them have run;
 //  - device memory as ACL hands it out (acl_rt.h and CANN's API reference for aclrtMalloc / aclrtMallocAlign32): the
 //    start 64-byte aligned (and here no more: 64 bytes past a 128-byte boundary), the size rounded up to 32 bytes,
 //    plus 32 for aclrtMalloc; a launch argument pointing into device memory off a 64-byte boundary is flagged, since
@@ -46,6 +48,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -81,6 +84,11 @@ struct Op {
   aclrtCallback callback = nullptr;  // aclrtLaunchCallback: a host function run when the stream reaches it
   void* user_data = nullptr;
   uint64_t issued = 0;  // its place in the host's program order (emulated_acl_issue)
+  struct Event* event = nullptr;  // "record": the event it completes
+};
+
+struct Event {  // aclrtCreateEventWithFlag: complete once every record queued on it has run
+  uint64_t pending = 0;
 };
 
 struct Pending {  // memory a producer will write, and its place in program order
@@ -94,6 +102,9 @@ struct Stream {
   int32_t index = 0;  // 0: the device's default stream
   std::vector<Op> queued;
   bool capturing = false;  // aclmdlRICaptureGetInfo's answer (set by the test)
+  bool begun = false;      // between aclmdlRICaptureBegin and aclmdlRICaptureEnd: its work is captured, not run
+  std::thread::id captured_by;
+  aclmdlRICaptureMode begun_mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
 };
 
 struct State {
@@ -219,6 +230,10 @@ std::vector<Region*> touched(const Op& op) {
 
 void run(Op& op) {
   State& s = state();
+  if (op.kind == "record") {
+    op.event->pending -= 1;
+    return;
+  }
   if (op.kind == "callback") {  // acl_rt.h aclrtLaunchCallback: the host function, in stream order
     if (s.record_launches) s.order.push_back("callback on " + op.where);
     op.callback(op.user_data);
@@ -317,10 +332,32 @@ aclError queue(aclrtStream handle, Op op) {
                               std::to_string(current_device()) + " is current");
     return ACL_ERROR_RT_STREAM_CONTEXT;
   }
+  if (stream->begun) return ACL_SUCCESS;  // captured into the graph, run only when it is replayed (never here)
   op.device = stream->device;
   op.where = "device " + std::to_string(stream->device);
   if (stream->index != 0) op.where += " stream " + std::to_string(stream->index);
   stream->queued.push_back(std::move(op));
+  return ACL_SUCCESS;
+}
+
+// aclgraph capture modes (acl_rt.h aclmdlRICaptureMode; torch_npu/npu/graphs.py, capture_error_mode: "global" errors
+// on unsafe actions in other threads, "thread_local" only in the capturing thread, "relaxed" never), the calling
+// thread's own mode swapped by aclmdlRICaptureThreadExchangeMode. An unsafe call (pinned memory allocated or freed, a
+// device or an event synchronised) is refused with ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT unless this thread is
+// relaxed, when another thread captures in global mode or this thread captures at all.
+thread_local aclmdlRICaptureMode thread_mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
+
+aclError capture_forbids(const char* function) {
+  if (thread_mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED) return ACL_SUCCESS;
+  for (const auto& [key, stream] : state().streams) {
+    if (!stream.begun) continue;
+    const bool mine = stream.captured_by == std::this_thread::get_id();
+    if (mine || stream.begun_mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) {
+      recent_error = std::string("EE9999: [emulated ACL] ") + function + " is not allowed while " +
+                     (mine ? "this thread" : "another thread") + " captures a stream into an aclgraph";
+      return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
+    }
+  }
   return ACL_SUCCESS;
 }
 
@@ -495,7 +532,14 @@ aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value
 aclError aclrtSynchronizeDevice(void) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtSynchronizeDevice")) return status;
+  if (aclError status = capture_forbids("aclrtSynchronizeDevice")) return status;
   const int32_t device = current_device();
+  for (const auto& [index, stream] : state().streams) {  // it would wait for a stream that is being captured, in any
+    if (stream.device == device && stream.begun) {      // mode (torch_npu NPUCachingAllocator.cpp: synchronisation
+      recent_error = "EE9999: [emulated ACL] aclrtSynchronizeDevice while a stream of the device is captured";
+      return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;     // is illegal during a real capture)
+    }
+  }
   for (auto& [index, stream] : state().streams) {
     if (stream.device == device) run_stream(stream);
   }
@@ -574,6 +618,7 @@ aclError aclrtFree(void* devPtr) {
 aclError aclrtMallocHost(void** hostPtr, size_t size) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtMallocHost")) return status;
+  if (aclError status = capture_forbids("aclrtMallocHost")) return status;
   State& s = state();
   *hostPtr = std::malloc(size ? size : 1);
   add_region(*hostPtr, size, "pinned", -1);
@@ -585,6 +630,7 @@ aclError aclrtMallocHost(void** hostPtr, size_t size) {
 aclError aclrtFreeHost(void* hostPtr) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError status = enter("aclrtFreeHost")) return status;
+  if (aclError status = capture_forbids("aclrtFreeHost")) return status;
   State& s = state();
   Region* region = region_at(reinterpret_cast<uintptr_t>(hostPtr));
   if (region == nullptr || region->freed || region->label != "pinned") return ACL_ERROR_RT_PARAM_INVALID;
@@ -722,17 +768,98 @@ aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numB
   return queue(stream, std::move(op));
 }
 
-#ifndef EMULATED_ACL_WITHOUT_CAPTURE  // a CANN before aclgraph capture: no such function at all
+#ifndef EMULATED_ACL_WITHOUT_CAPTURE  // a CANN before aclgraph capture: no such functions at all
 aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* status, aclmdlRI* modelRI) {
   std::lock_guard<std::recursive_mutex> hold(state().lock);
   if (aclError error = enter("aclmdlRICaptureGetInfo")) return error;
   Stream* found = stream_of(stream);
   if (found == nullptr || status == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
-  *status = found->capturing ? ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE : ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+  const bool active = found->capturing || found->begun;
+  *status = active ? ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE : ACL_MODEL_RI_CAPTURE_STATUS_NONE;
   if (modelRI != nullptr) *modelRI = nullptr;
   return ACL_SUCCESS;
 }
+
+aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError error = enter("aclmdlRICaptureBegin")) return error;
+  Stream* found = stream_of(stream);
+  if (found == nullptr || found->begun) return ACL_ERROR_RT_PARAM_INVALID;
+  found->begun = true;
+  found->captured_by = std::this_thread::get_id();
+  found->begun_mode = mode;
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError error = enter("aclmdlRICaptureEnd")) return error;
+  Stream* found = stream_of(stream);
+  if (found == nullptr || !found->begun) return ACL_ERROR_RT_STREAM_NOT_CAPTURED;
+  if (found->captured_by != std::this_thread::get_id()) return ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD;
+  found->begun = false;
+  if (modelRI != nullptr) *modelRI = nullptr;
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode* mode) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError error = enter("aclmdlRICaptureThreadExchangeMode")) return error;
+  if (mode == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+  std::swap(*mode, thread_mode);
+  return ACL_SUCCESS;
+}
 #endif
+
+aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtCreateEventWithFlag")) return status;
+  (void)flag;
+  *event = new Event();
+  return ACL_SUCCESS;
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtRecordEvent")) return status;
+  if (event == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+  Op op;
+  op.kind = "record";
+  op.event = static_cast<Event*>(event);
+  Stream* found = stream_of(stream);
+  const aclError queued = queue(stream, std::move(op));
+  if (queued == ACL_SUCCESS && found != nullptr && !found->begun) static_cast<Event*>(event)->pending += 1;
+  return queued;
+}
+
+// Waits until the event's records have run: here, runs the streams they are queued on.
+aclError aclrtSynchronizeEvent(aclrtEvent event) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtSynchronizeEvent")) return status;
+  if (aclError status = capture_forbids("aclrtSynchronizeEvent")) return status;
+  auto* waited = static_cast<Event*>(event);
+  if (waited == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+  for (auto& [key, stream] : state().streams) {
+    if (waited->pending == 0) break;
+    for (const Op& op : stream.queued) {
+      if (op.event == waited) {
+        run_stream(stream);
+        break;
+      }
+    }
+  }
+  return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event) {
+  std::lock_guard<std::recursive_mutex> hold(state().lock);
+  if (aclError status = enter("aclrtDestroyEvent")) return status;
+  if (event == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+  if (static_cast<Event*>(event)->pending != 0) {
+    state().hazards.push_back("aclrtDestroyEvent of an event with records still queued");
+  }
+  return ACL_SUCCESS;  // kept: a queued record may still name it
+}
 
 const char* aclrtGetSocName() { return state().soc.c_str(); }
 
