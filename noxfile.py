@@ -273,7 +273,8 @@ def corpus(session: nox.Session, torch: str) -> None:
     slow session leaves out), then every model through `codegen --check-kernels`, printing the markdown table
     (provider, exit code, graphs, kernels, kernels accepted / rejected by class) into models-<torch>.json. Not run
     by default (minutes per line): CI runs it on the weekly schedule. codegen's default provider (torch_npu's
-    codegen on 2.7.1 and 2.9.1); posargs go to model_corpus, e.g. `-- --provider stock`."""
+    codegen on 2.7.1 and 2.9.1); posargs go to model_corpus, e.g. `-- --provider stock`, or `-- --execute
+    [--cpp-wrapper] [--max-configs N]` for the README's run and C++ cells (hours: every config interpreted)."""
     _install_line(session, torch, models=True)  # test: setuptools for the simulated NPU's build
     offline = {"HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     refuse = {"NPU_INDUCTOR_COMPAT_REFUSE_SKIPS": "optional package missing"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_inductor_compat.tools.simulated.kernels.model_corpus import fallback_class, rejection_class, table
+from npu_inductor_compat.tools.simulated.kernels.model_corpus import fallback_class, rejection_class, run_entry, table
 
 pytestmark = pytest.mark.once  # text handling only
 
@@ -79,3 +79,22 @@ def test_the_table_has_a_row_per_model_with_rejections_by_class() -> None:
     assert lines[5] == "| vit | - | - | 0 | 0 | 0 | 0 (error: codegen exited 2: usage) |"
     # an error line is cut at the last space within 70 characters, never inside a word
     assert lines[6].endswith("(error: NotImplementedError: Could not run 'npu::npu_fusion_attention' with ...) |")
+
+
+def test_with_execute_the_table_says_which_graphs_matched_in_the_readmes_words() -> None:
+    """A run with --execute (summary.json's ``execution``) adds a column in the README's words: `run M/N` for the
+    Python wrapper, `C++ M/N` for the C++ one, and what did not match; a run without it has no such column."""
+    verdicts = {"match": 3, "mismatch": 1, "error": 0, "not run": 1}
+    execution = {"graphs": verdicts, "launches": 9, "configs": 12, "seconds": 4.5}
+    base = {"provider": "stock", "exit": 1, "graphs": 5, "kernels": 9, "accepted": 9, "rejected": {}, "error": None}
+    entries = [
+        {**base, "model": "bert", "run": run_entry(execution, cpp_wrapper=False)},
+        {**base, "model": "t5", "run": run_entry({**execution, "graphs": {**verdicts, "mismatch": 0}}, True)},
+        {**base, "model": "vit"},  # codegen failed before executing anything
+    ]
+    lines = table(entries, "2.12.1").splitlines()
+    assert lines[2].endswith("| rejected (by class) | executed (`--execute`) |") and lines[3].count("---") == 8
+    assert lines[4].endswith("| 0 | run 3/5 (1 mismatch, 1 not run) |")
+    assert lines[5].endswith("| 0 | C++ 3/4 (1 not run) |")
+    assert lines[6].endswith("| 0 | - |")
+    assert "executed" not in table([{**base, "model": "bert"}], "2.12.1")

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,14 @@ def _first_line(message: str) -> str:
     return first_line(lines[0], 240) if lines else ""
 
 
-def run_script(script: Path, out: Path, provider: str | None = None) -> dict[str, Any]:
-    """codegen --check-kernels of ``script`` into ``out``, with ``provider`` (None: codegen's default)."""
+def run_script(
+    script: Path, out: Path, provider: str | None = None, options: Sequence[str] = (), timeout: float = 1800
+) -> dict[str, Any]:
+    """codegen --check-kernels of ``script`` into ``out``, with ``provider`` (None: codegen's default) and any other
+    codegen ``options`` (``--execute``, ``--cpp-wrapper``, ``--max-configs N``)."""
     command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--check-kernels", "--out"]
-    command += [str(out), *(("--provider", provider) if provider is not None else ())]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
+    command += [str(out), *(("--provider", provider) if provider is not None else ()), *options]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
     summary_path = out / "summary.json"
     if not summary_path.is_file():
         return {"script": script.name, "error": f"codegen exited {done.returncode}: {done.stderr.strip()[-400:]}"}
@@ -61,6 +65,8 @@ def run_script(script: Path, out: Path, provider: str | None = None) -> dict[str
             if not result["ok"]
         ],
         "error": (summary.get("script_error") or {}).get("message") or check.get("error"),
+        "cpp_wrapper": bool(summary.get("cpp_wrapper")),
+        "execution": summary.get("execution"),  # codegen --execute: graphs per verdict, seconds
     }
 
 

@@ -1,6 +1,7 @@
 """The real-model corpus (``examples/models/``) through ``codegen --check-kernels`` on this torch, as a markdown table
-(per model: provider, exit code, graphs, kernels triton-ascend accepts or rejects, by class). Usage: ``python -m
-npu_inductor_compat.tools.simulated.kernels.model_corpus examples/models --out models-2.12.1.json``."""
+(per model: provider, exit code, graphs, kernels accepted or rejected by class, and with --execute the graphs that
+matched eager). Usage: ``python -m npu_inductor_compat.tools.simulated.kernels.model_corpus examples/models --out
+models.json [--execute [--cpp-wrapper] [--max-configs N]]``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +38,15 @@ def fallback_class(error: str, width: int = 80) -> str:
     return first_line(re.sub(r"\b\d+\b", "N", lines[-1]), width) if lines else "(no message)"
 
 
-def model_entry(script: Path, out: Path, provider: str | None = None) -> dict[str, Any]:
-    """codegen --check-kernels of one model (``provider``; None: codegen's default): the provider that ran, exit
-    code, graphs, kernels, accepted kernels, rejected by class."""
+EXECUTE_TIMEOUT = 6 * 3600  # a model's --execute runs every autotuner config in Triton's interpreter: hours at worst
+
+
+def model_entry(script: Path, out: Path, provider: str | None = None, options: Sequence[str] = ()) -> dict[str, Any]:
+    """codegen --check-kernels of one model (``provider``; None: codegen's default; other codegen ``options``): the
+    provider that ran, exit code, graphs, kernels, accepted kernels, rejected by class, and what --execute found."""
     start = time.monotonic()
-    found = run_script(script, out, provider)
+    timeout = EXECUTE_TIMEOUT if "--execute" in options else 1800
+    found = run_script(script, out, provider, options, timeout)
     entry: dict[str, Any] = {"model": script.stem, "seconds": round(time.monotonic() - start, 1)}
     if "graphs" not in found:  # no summary.json: codegen itself failed
         return {
@@ -73,7 +79,25 @@ def model_entry(script: Path, out: Path, provider: str | None = None) -> dict[st
         ],
         "triton_ascend": found.get("triton_ascend"),
         "error": found.get("error"),
+        **({"run": run_entry(found["execution"], found["cpp_wrapper"])} if found.get("execution") else {}),
     }
+
+
+def run_entry(execution: dict[str, Any], cpp_wrapper: bool) -> dict[str, Any]:
+    """What codegen --execute found: graphs per verdict (summary.json's ``execution``), the wrapper that ran."""
+    graphs = execution["graphs"]
+    return {"wrapper": "C++" if cpp_wrapper else "Python", **graphs, "seconds": execution.get("seconds")}
+
+
+def run_cell(run: dict[str, Any] | None) -> str:
+    """The README's words for a model's --execute: ``run M/N`` (Python wrapper) or ``C++ M/N``, then what did not
+    match."""
+    if run is None:
+        return "-"
+    total = sum(run[status] for status in ("match", "mismatch", "error", "not run"))
+    cell = f"{'C++' if run['wrapper'] == 'C++' else 'run'} {run['match']}/{total}"
+    others = [f"{run[status]} {status}" for status in ("mismatch", "error", "not run") if run[status]]
+    return cell + (f" ({', '.join(others)})" if others else "")
 
 
 def table(entries: list[dict[str, Any]], torch_version: str) -> str:
@@ -81,9 +105,11 @@ def table(entries: list[dict[str, Any]], torch_version: str) -> str:
     lines = [
         f"torch {torch_version}, triton-ascend {', '.join(versions) or '?'} (`codegen --check-kernels`):",
         "",
-        "| model | provider | exit | graphs | kernels | accepted | rejected (by class) |",
-        "|---|---|---|---|---|---|---|",
     ]
+    executed = any("run" in entry for entry in entries)
+    header = ["model", "provider", "exit", "graphs", "kernels", "accepted", "rejected (by class)"]
+    header += ["executed (`--execute`)"] if executed else []
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for entry in entries:
         rejected = "; ".join(f"{count} `{name}`" for name, count in entry["rejected"].items()) or "0"
         fallbacks = Counter(entry.get("torch_npu_fallbacks") or [])
@@ -93,7 +119,8 @@ def table(entries: list[dict[str, Any]], torch_version: str) -> str:
             rejected += f" (error: {first_line(entry['error'], 70)})"
         exit_code = "-" if entry["exit"] is None else str(entry["exit"])
         provider = entry.get("provider") or "-"  # None: codegen failed before saying which ran
-        cells = (entry["model"], provider, exit_code, entry["graphs"], entry["kernels"], entry["accepted"], rejected)
+        cells = [entry["model"], provider, exit_code, entry["graphs"], entry["kernels"], entry["accepted"], rejected]
+        cells += [run_cell(entry.get("run"))] if executed else []
         lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
     return "\n".join(lines)
 
@@ -106,7 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--provider", default=None, help="codegen's --provider (default: codegen's own: torch_npu's where paired)"
     )
+    parser.add_argument(
+        "--execute", action="store_true", help="codegen --execute: the generated code run against eager"
+    )
+    parser.add_argument("--cpp-wrapper", action="store_true", help="codegen --cpp-wrapper (with --execute: C++ runs)")
+    parser.add_argument("--max-configs", default=None, metavar="N", help="codegen --max-configs N")
     args = parser.parse_args(argv)
+    options = [*(["--execute"] if args.execute else []), *(["--cpp-wrapper"] if args.cpp_wrapper else [])]
+    if args.max_configs is not None:  # codegen checks the number (it bounds the kernel check too)
+        options += ["--max-configs", str(args.max_configs)]
     scripts = sorted(args.models.glob("*.py"))
     if not scripts:
         parser.error(f"{args.models}: no model scripts (*.py)")
@@ -114,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         work = args.work if args.work is not None else Path(scratch)
         entries = []
         for script in scripts:
-            entries.append(model_entry(script, work / script.stem, args.provider))
+            entries.append(model_entry(script, work / script.stem, args.provider, options))
             print(f"{script.stem}: exit {entries[-1]['exit']} in {entries[-1]['seconds']} s", file=sys.stderr)
     torch_version = importlib.metadata.version("torch").split("+")[0]
     args.out.write_text(json.dumps({"torch": torch_version, "models": entries}, indent=2) + "\n")
