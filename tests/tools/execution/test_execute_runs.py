@@ -90,3 +90,15 @@ def test_max_configs_runs_each_kernels_first_configs_and_counts_the_rest(tmp_pat
     skipped = done["configs_not_run"]
     assert skipped == sum(graph["execution"]["configs_not_run"] for graph in run.summary["graphs"])
     assert (f"{skipped} config(s) not run (--max-configs)" in run.stderr) == (skipped > 0)
+
+
+def test_a_graph_called_at_two_sizes_counts_the_launches_of_both(tmp_path: Path) -> None:
+    """A dynamic graph is executed at the first call of each set of sizes; its verdict is the worse of the two, and
+    its launches, config runs and seconds are both calls' (they once were the first call's only)."""
+    run = execute(SCRIPTS / "two_sizes.py", tmp_path / "out")
+    assert run.code == 0, run.stderr[-3000:]
+    (graph,) = run.summary["graphs"]
+    execution = graph["execution"]
+    assert execution["status"] == "match", execution
+    assert execution["launches"] == 2 * len(execution["kernels"]) >= 2, execution
+    assert run.summary["execution"]["launches"] == execution["launches"]

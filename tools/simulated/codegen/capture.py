@@ -12,7 +12,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, TypeGuard
 
 from npu_inductor_compat.patching import Change, Journal, Patch, wraps_original
@@ -275,10 +275,14 @@ def _executing(capture: Capture, record: GraphRecord, graph: Any, eager: Any) ->
         record.execution = execute.not_run(reason)
         return _EagerModule(eager)
 
-    def done(execution: Any) -> None:  # a graph run at several sizes keeps its worst verdict
-        worst = execute.WORSE.index
-        if record.execution is None or worst(execution.status) > worst(record.execution.status):
-            record.execution = execution
+    def done(execution: Any) -> None:  # a graph run at several sizes keeps its worst verdict, and every launch
+        previous = record.execution
+        if previous is not None:
+            worst = execute.WORSE.index
+            kept = execution if worst(execution.status) > worst(previous.status) else previous
+            launches = [*previous.launches, *execution.launches]
+            execution = replace(kept, launches=launches, seconds=previous.seconds + execution.seconds)
+        record.execution = execution
         if capture.on_execution is not None:
             capture.on_execution(record)
 
