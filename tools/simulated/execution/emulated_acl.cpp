@@ -19,10 +19,9 @@
 //  - a device holds at most the memory a test sets (emulated_acl_set_memory_limit): past it aclrtMalloc and
 //    aclrtMallocAlign32 fail as CANN's do (ACL_ERROR_RT_MEMORY_ALLOCATION, an "EL0004" recent error message);
 //  - aclrtGetDeviceInfo answers ACL_DEV_ATTR_AICORE_CORE_NUM / ACL_DEV_ATTR_VECTOR_CORE_NUM per device, aclrtGetSocName
-//    the SoC a test names; built with EMULATED_ACL_WITHOUT_CAPTURE it has no aclgraph capture functions
-//    (aclmdlRICaptureGetInfo, Begin, End, ThreadExchangeMode), as a CANN from before aclgraph capture;
-//  - aclgraph capture begun on a stream (its work captured, not run) and the capture modes' refusals (capture_forbids,
-//    below); events, complete once the records queued on them have run;
+//    the SoC a test names;
+//  - aclgraph capture, its modes' refusals and events: emulated_acl_capture.cpp (absent, as from a CANN before aclgraph
+//    capture, when built with EMULATED_ACL_WITHOUT_CAPTURE);
 //  - device memory as ACL hands it out (acl_rt.h and CANN's API reference for aclrtMalloc / aclrtMallocAlign32): the
 //    start 64-byte aligned (and here no more: 64 bytes past a 128-byte boundary), the size rounded up to 32 bytes,
 //    plus 32 for aclrtMalloc; a launch argument pointing into device memory off a 64-byte boundary is flagged, since
@@ -34,109 +33,19 @@
 // Hazards it flags: a launch (or a torch_npu op's host function, emulated_acl_uses) reading freed memory, a blocking
 // aclrtMemcpy into memory that queued work still uses, a host buffer changed or freed before the aclrtMemcpyAsync
 // that reads it ran.
-#include <acl/acl.h>
-#include <acl/acl_rt.h>
-#include <acl/error_codes/rt_error_codes.h>
+#include "emulated_acl_state.h"
 
-#include "emulated_acl.h"
-
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
-namespace {
-
-constexpr uint32_t kMaxBlocks = 65535;
-constexpr size_t kDumpBytes = 4096;
-constexpr uint64_t kDirtyBytes = 64 << 10;  // what a launch dirties from each pointer it was given
-constexpr uint64_t kDeviceAlign = 64;       // aclrtMalloc: "The start address of the memory is 64-byte aligned"
-constexpr int kFreshByte = 0x5A;             // what newly allocated device memory holds
-
-struct Region {
-  uintptr_t begin = 0;
-  uint64_t size = 0;
-  std::string label;  // "device" (aclrtMalloc) or "pinned" (aclrtMallocHost)
-  int id = 0;
-  int32_t device = -1;
-  bool freed = false;
-};
-
-struct Op {
-  std::string kind;  // "memset", "copy", "launch", "callback"
-  int32_t device = 0;
-  void* dst = nullptr;
-  uint64_t size = 0;
-  int value = 0;
-  const void* src = nullptr;
-  std::vector<unsigned char> src_when_queued;
-  std::string kernel;
-  uint32_t blocks = 0;
-  std::string attrs = "[]";
-  std::vector<unsigned char> args;
-  std::string where;  // "device D" for a default stream, "device D stream S" for another
-  aclrtCallback callback = nullptr;  // aclrtLaunchCallback: a host function run when the stream reaches it
-  void* user_data = nullptr;
-  uint64_t issued = 0;  // its place in the host's program order (emulated_acl_issue)
-  struct Event* event = nullptr;  // "record": the event it completes
-};
-
-struct Event {  // aclrtCreateEventWithFlag: complete once every record queued on it has run
-  uint64_t pending = 0;
-};
-
-struct Pending {  // memory a producer will write, and its place in program order
-  uint64_t bytes;
-  std::string producer;
-  uint64_t issued;
-};
-
-struct Stream {
-  int32_t device = 0;
-  int32_t index = 0;  // 0: the device's default stream
-  std::vector<Op> queued;
-  bool capturing = false;  // aclmdlRICaptureGetInfo's answer (set by the test)
-  bool begun = false;      // between aclmdlRICaptureBegin and aclmdlRICaptureEnd: its work is captured, not run
-  std::thread::id captured_by;
-  aclmdlRICaptureMode begun_mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
-};
-
-struct State {
-  std::recursive_mutex lock;
-  std::map<std::string, int> calls;
-  std::string fail;
-  std::vector<std::string> hazards;
-  std::map<uintptr_t, Region> regions;  // every block ever handed out, by start address (never reused)
-  int next_region = 0;
-  std::vector<std::string> allocations;
-  std::vector<std::string> loads;
-  std::vector<std::string> launches;
-  std::vector<std::string> order;  // what reached each stream's execution, in order: launches and host callbacks
-  std::multimap<uintptr_t, Pending> pending;  // by start address, oldest first: producers on a stream write in order
-  uint64_t issued = 0;  // the host's program order so far
-  std::map<uintptr_t, uint64_t> quarantine;  // freed pinned blocks by start, kept (poisoned) for a while
-  std::deque<uintptr_t> quarantine_order;     // oldest first: really freed past the bound
-  uint64_t quarantined = 0;
-  std::map<std::pair<int32_t, int32_t>, Stream> streams;  // by (device, index)
-  std::map<int32_t, std::pair<int64_t, int64_t>> cores;
-  int32_t (*device_source)() = nullptr;
-  int32_t own_device = 0;
-  bool record_launches = true;
-  std::string soc = "Ascend910B1";  // aclrtGetSocName's answer (a test may name another)
-  emulated_acl_kernel_runner runner = nullptr;  // the test's device: executes each launch
-  int launches_run = 0;
-  int64_t pinned = 0;
-  int64_t peak_pinned = 0;
-  int64_t device_bytes = 0;   // live device memory
-  int64_t memory_limit = 0;   // what a device holds (the test's; 0: no limit)
-  std::string report;
-};
+namespace emulated_acl_internal __attribute__((visibility("hidden"))) {
 
 State& state() {
   static State* instance = new State();  // never destroyed: the wrapper may call in during interpreter shutdown
@@ -340,28 +249,10 @@ aclError queue(aclrtStream handle, Op op) {
   return ACL_SUCCESS;
 }
 
-// aclgraph capture modes (acl_rt.h aclmdlRICaptureMode; torch_npu/npu/graphs.py, capture_error_mode: "global" errors
-// on unsafe actions in other threads, "thread_local" only in the capturing thread, "relaxed" never), the calling
-// thread's own mode swapped by aclmdlRICaptureThreadExchangeMode. An unsafe call (pinned memory allocated or freed, a
-// device or an event synchronised) is refused with ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT unless this thread is
-// relaxed, when another thread captures in global mode or this thread captures at all.
-thread_local aclmdlRICaptureMode thread_mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
+}  // namespace emulated_acl_internal
 
-aclError capture_forbids(const char* function) {
-  if (thread_mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED) return ACL_SUCCESS;
-  for (const auto& [key, stream] : state().streams) {
-    if (!stream.begun) continue;
-    const bool mine = stream.captured_by == std::this_thread::get_id();
-    if (mine || stream.begun_mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) {
-      recent_error = std::string("EE9999: [emulated ACL] ") + function + " is not allowed while " +
-                     (mine ? "this thread" : "another thread") + " captures a stream into an aclgraph";
-      return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
-    }
-  }
-  return ACL_SUCCESS;
-}
+using namespace emulated_acl_internal;
 
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------- the test's side
 extern "C" {
@@ -766,99 +657,6 @@ aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numB
   op.args.assign(static_cast<unsigned char*>(hostArgs), static_cast<unsigned char*>(hostArgs) + argsSize);
   op.issued = issuing != 0 ? issuing : ++state().issued;  // queued work: when the host issued it
   return queue(stream, std::move(op));
-}
-
-#ifndef EMULATED_ACL_WITHOUT_CAPTURE  // a CANN before aclgraph capture: no such functions at all
-aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* status, aclmdlRI* modelRI) {
-  std::lock_guard<std::recursive_mutex> hold(state().lock);
-  if (aclError error = enter("aclmdlRICaptureGetInfo")) return error;
-  Stream* found = stream_of(stream);
-  if (found == nullptr || status == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
-  const bool active = found->capturing || found->begun;
-  *status = active ? ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE : ACL_MODEL_RI_CAPTURE_STATUS_NONE;
-  if (modelRI != nullptr) *modelRI = nullptr;
-  return ACL_SUCCESS;
-}
-
-aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode) {
-  std::lock_guard<std::recursive_mutex> hold(state().lock);
-  if (aclError error = enter("aclmdlRICaptureBegin")) return error;
-  Stream* found = stream_of(stream);
-  if (found == nullptr || found->begun) return ACL_ERROR_RT_PARAM_INVALID;
-  found->begun = true;
-  found->captured_by = std::this_thread::get_id();
-  found->begun_mode = mode;
-  return ACL_SUCCESS;
-}
-
-aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
-  std::lock_guard<std::recursive_mutex> hold(state().lock);
-  if (aclError error = enter("aclmdlRICaptureEnd")) return error;
-  Stream* found = stream_of(stream);
-  if (found == nullptr || !found->begun) return ACL_ERROR_RT_STREAM_NOT_CAPTURED;
-  if (found->captured_by != std::this_thread::get_id()) return ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD;
-  found->begun = false;
-  if (modelRI != nullptr) *modelRI = nullptr;
-  return ACL_SUCCESS;
-}
-
-aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode* mode) {
-  std::lock_guard<std::recursive_mutex> hold(state().lock);
-  if (aclError error = enter("aclmdlRICaptureThreadExchangeMode")) return error;
-  if (mode == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
-  std::swap(*mode, thread_mode);
-  return ACL_SUCCESS;
-}
-#endif
-
-aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
-  std::lock_guard<std::recursive_mutex> hold(state().lock);
-  if (aclError status = enter("aclrtCreateEventWithFlag")) return status;
-  (void)flag;
-  *event = new Event();
-  return ACL_SUCCESS;
-}
-
-aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
-  std::lock_guard<std::recursive_mutex> hold(state().lock);
-  if (aclError status = enter("aclrtRecordEvent")) return status;
-  if (event == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
-  Op op;
-  op.kind = "record";
-  op.event = static_cast<Event*>(event);
-  Stream* found = stream_of(stream);
-  const aclError queued = queue(stream, std::move(op));
-  if (queued == ACL_SUCCESS && found != nullptr && !found->begun) static_cast<Event*>(event)->pending += 1;
-  return queued;
-}
-
-// Waits until the event's records have run: here, runs the streams they are queued on.
-aclError aclrtSynchronizeEvent(aclrtEvent event) {
-  std::lock_guard<std::recursive_mutex> hold(state().lock);
-  if (aclError status = enter("aclrtSynchronizeEvent")) return status;
-  if (aclError status = capture_forbids("aclrtSynchronizeEvent")) return status;
-  auto* waited = static_cast<Event*>(event);
-  if (waited == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
-  for (auto& [key, stream] : state().streams) {
-    if (waited->pending == 0) break;
-    for (const Op& op : stream.queued) {
-      if (op.event == waited) {
-        run_stream(stream);
-        break;
-      }
-    }
-  }
-  return ACL_SUCCESS;
-}
-
-aclError aclrtDestroyEvent(aclrtEvent event) {
-  std::lock_guard<std::recursive_mutex> hold(state().lock);
-  if (aclError status = enter("aclrtDestroyEvent")) return status;
-  if (event == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
-  if (static_cast<Event*>(event)->pending != 0) {
-    state().hazards.push_back("aclrtDestroyEvent of an event with records still queued");
-  }
-  return ACL_SUCCESS;  // kept: a queued record may still name it
 }
 
 const char* aclrtGetSocName() { return state().soc.c_str(); }

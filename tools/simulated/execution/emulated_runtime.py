@@ -1,9 +1,10 @@
 """The emulated NPU runtime a C++ wrapper links against and runs on: an ACL runtime emulation and a stub libtorch_npu,
 built against the real ACL and torch_npu headers once per torch build, sources and headers, into the tools' cache."""
 
-# emulated_acl.cpp emulates libascendcl (memory, streams, launches: see device_launch.py); torch_npu_stub.cpp,
-# torch_npu_capture_stub.cpp and torch_npu_forward.cpp stand in for libtorch_npu (workspace allocator, streams, task
-# queue, capture status, C-shim ops; shim_forwarding.py generates the rest), each modelled on the source it cites.
+# emulated_acl.cpp and emulated_acl_capture.cpp emulate libascendcl (memory, streams, launches: see device_launch.py;
+# aclgraph capture, events); torch_npu_stub.cpp, torch_npu_capture_stub.cpp and torch_npu_forward.cpp stand in for
+# libtorch_npu (workspace allocator, streams, task queue, capture status, C-shim ops; shim_forwarding.py generates the
+# rest), each modelled on the source it cites.
 # Both libraries go into one lib/ (a torch_npu install's layout, ACL beside it): $NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME.
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from npu_inductor_compat.tools.simulated.execution import shim_forwarding
 HERE = Path(__file__).resolve().parent
 SOURCES = (
     "emulated_acl.h",
+    "emulated_acl_state.h",
     "emulated_acl.cpp",
+    "emulated_acl_capture.cpp",
     "torch_npu_stub.cpp",
     "torch_npu_caching_stub.cpp",
     "torch_npu_capture_stub.cpp",
@@ -87,7 +90,8 @@ def build(folder: Path, include: Path, *, capture: bool = True) -> EmulatedNpu:
     if not (npu.ascend_home / "lib64").exists():
         os.symlink(os.path.join("..", "torch_npu", "lib"), npu.ascend_home / "lib64")
     common = ["g++", _cpp_standard(), "-O1", "-fPIC", "-shared", "-w", f"-I{HERE}", f"-I{include}"]
-    _run([*common, *([] if capture else [WITHOUT_CAPTURE]), str(HERE / "emulated_acl.cpp"), "-o", str(npu.libascendcl)])
+    acl = [str(HERE / "emulated_acl.cpp"), str(HERE / "emulated_acl_capture.cpp")]
+    _run([*common, *([] if capture else [WITHOUT_CAPTURE]), *acl, "-o", str(npu.libascendcl)])
     torch_flags = [*(f"-I{path}" for path in include_paths()), *(f"-L{path}" for path in library_paths())]
     rpath = ["-Wl,-rpath,$ORIGIN", *(f"-Wl,-rpath,{path}" for path in library_paths())]  # relocatable: built aside
     # One translation unit for the parts that include ATen (its headers take ~10 s to parse, once): the stub, the
