@@ -235,7 +235,8 @@ inline LockLayout lock_layout(uint64_t ordered_slots, uint64_t unordered, uint64
 // synchronised for it: that would wait for work unrelated to the images, and is illegal while another thread
 // captures a stream into an aclgraph (as the event waits, pinned allocations and frees are in "global" capture mode:
 // torch_npu/npu/graphs.py, capture_error_mode), so eviction and allocation run with this thread's capture mode
-// relaxed, as torch_npu relaxes it around its own such calls (interface/AclInterface.cpp, AclrtCreateEventWithFlag).
+// relaxed, as torch_npu relaxes it around its allocation of external events (interface/AclInterface.cpp,
+// AclrtCreateEventWithFlag).
 constexpr uint64_t kLockImageBudget = 64ULL << 20;
 
 inline uint64_t lock_image_budget(const char* kernel) {
@@ -264,8 +265,9 @@ inline void* optional_acl_function(const char* name) {
 }
 
 // This thread's aclgraph capture mode, relaxed for the guard's lifetime and then given back (CANN's
-// aclmdlRICaptureThreadExchangeMode swaps the thread's mode). Where ACL has no such function, or refuses it (an SoC
-// without aclgraph capture), no capture can be in progress and nothing needs relaxing.
+// aclmdlRICaptureThreadExchangeMode swaps the thread's mode). Where ACL has no such function there is no aclgraph
+// capture to relax for; where it refuses the exchange, the calls go ahead in the thread's own mode (and name
+// themselves if ACL refuses them too).
 class RelaxedCapture {
  public:
   RelaxedCapture() {
@@ -438,7 +440,8 @@ class Scratch {
                        queued ? "per-stream workspace block" : "caching allocator", "): ",
                        err.what_without_backtrace());
     }
-    if (base == nullptr) {
+    if (base == nullptr) {  // (the constructor throws: no destructor gives the block back)
+      if (cached_block_ != nullptr) c10_npu::NPUCachingAllocator::FreeBlock(cached_block_);
       fail(kernel, "torch_npu's allocator returned no memory for " + std::to_string(total) + " bytes");
     }
     workspace = workspace_bytes ? base : nullptr;
