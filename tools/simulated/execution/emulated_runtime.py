@@ -1,10 +1,9 @@
 """The emulated NPU runtime a C++ wrapper links against and runs on: an ACL runtime emulation and a stub libtorch_npu,
 built against the real ACL and torch_npu headers once per torch build, sources and headers, into the tools' cache."""
 
-# emulated_acl.cpp and emulated_acl_capture.cpp emulate libascendcl (memory, streams, launches: see device_launch.py;
-# aclgraph capture, events); torch_npu_stub.cpp, torch_npu_capture_stub.cpp and torch_npu_forward.cpp stand in for
-# libtorch_npu (workspace allocator, streams, task queue, capture status, C-shim ops; shim_forwarding.py generates the
-# rest), each modelled on the source it cites.
+# emulated_acl{,_capture}.cpp emulate libascendcl (memory, streams, launches: device_launch.py; capture, events);
+# torch_npu_stub.cpp, torch_npu_capture_stub.cpp and torch_npu_forward.cpp stand in for libtorch_npu (allocators,
+# streams, task queue, capture status, C-shim ops; shim_forwarding.py generates the rest), each modelled on its source.
 # Both libraries go into one lib/ (a torch_npu install's layout, ACL beside it): $NPU_INDUCTOR_COMPAT_TORCH_NPU_HOME.
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""The real-model corpus (``examples/models/``) through ``codegen --check-kernels`` on this torch, as a markdown table
-(per model: provider, exit code, graphs, kernels accepted or rejected by class, and with --execute the graphs that
-matched eager). Usage: ``python -m npu_inductor_compat.tools.simulated.kernels.model_corpus examples/models --out
-models.json [--execute [--cpp-wrapper] [--max-configs N]]``."""
+"""The real-model corpus (``examples/models/``) through ``codegen --check-kernels`` on this torch, as a markdown table:
+per model provider, exit code, graphs, kernels accepted or rejected by class, and with --execute the graphs matching
+eager. Run: ``python -m npu_inductor_compat.tools.simulated.kernels.model_corpus examples/models --out F``."""
 
 from __future__ import annotations
 
