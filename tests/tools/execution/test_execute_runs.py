@@ -94,8 +94,9 @@ def test_max_configs_runs_each_kernels_first_configs_and_counts_the_rest(tmp_pat
 
 def test_a_graph_called_at_two_sizes_counts_the_launches_of_both(tmp_path: Path) -> None:
     """A dynamic graph is executed at the first call of each set of sizes; its verdict is the worse of the two, and
-    its launches, config runs and seconds are both calls' (they once were the first call's only)."""
-    run = execute(SCRIPTS / "two_sizes.py", tmp_path / "out")
+    its launches, config runs and seconds are both calls' (they once were the first call's only). Stock Inductor's
+    codegen: torch_npu 2.9.1's compiles this script's graph once per size, so no graph of its serves two."""
+    run = execute(SCRIPTS / "two_sizes.py", tmp_path / "out", provider="stock")
     assert run.code == 0, run.stderr[-3000:]
     (graph,) = run.summary["graphs"]
     execution = graph["execution"]
