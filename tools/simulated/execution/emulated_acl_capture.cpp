@@ -16,7 +16,7 @@ namespace emulated_acl_internal __attribute__((visibility("hidden"))) {
 // on unsafe actions in other threads, "thread_local" only in the capturing thread, "relaxed" never), the calling
 // thread's own mode swapped by aclmdlRICaptureThreadExchangeMode. An unsafe call (pinned memory allocated or freed, a
 // device or an event synchronised) is refused with ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT unless this thread is
-// relaxed, when another thread captures in global mode or this thread captures at all.
+// relaxed, when another thread captures in global mode or this thread captures in any mode but relaxed.
 thread_local aclmdlRICaptureMode thread_mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
 
 aclError capture_forbids(const char* function) {
@@ -24,7 +24,9 @@ aclError capture_forbids(const char* function) {
   for (const auto& [key, stream] : state().streams) {
     if (!stream.begun) continue;
     const bool mine = stream.captured_by == std::this_thread::get_id();
-    if (mine || stream.begun_mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) {
+    const bool forbids = mine ? stream.begun_mode != ACL_MODEL_RI_CAPTURE_MODE_RELAXED
+                              : stream.begun_mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
+    if (forbids) {
       recent_error = std::string("EE9999: [emulated ACL] ") + function + " is not allowed while " +
                      (mine ? "this thread" : "another thread") + " captures a stream into an aclgraph";
       return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
