@@ -1,39 +1,41 @@
 """What `codegen --execute` costs beside plain `codegen`, per README model (prints figures; asserts nothing)."""
 
-# Each model of examples/models runs twice through `python -m npu_inductor_compat codegen` in a fresh interpreter
-# (this torch line's default provider unless --provider): once plain, once with --execute (every autotuner config of
-# every kernel in Triton's interpreter, the graphs compared with eager). It prints the wall time of each, their ratio
-# (the issue's goal: at most 3x), the seconds spent executing (summary.json's `execution`) and the graphs that
-# matched, in the README's words. Needs the corpus session's venv (transformers, torchvision), offline.
+# Each model of examples/models runs twice through `codegen` (the tests' run_codegen: a fresh interpreter, the clean
+# child environment; this torch line's default provider unless --provider): once plain, once with --execute (every
+# autotuner config of every kernel in Triton's interpreter, the graphs compared with eager). It prints the wall time
+# of each, their ratio (the issue's goal: at most 3x), the seconds spent executing (summary.json's `execution`) and
+# the graphs that matched, in the README's words. Needs the corpus session's venv (transformers, torchvision), offline.
 # Run: HF_HUB_OFFLINE=1 python tests/benchmarks/bench_execute.py [--models bert gpt2] [--provider stock]
 #      [--max-configs N] (hours for every model under torch_npu's codegen: its kernels have many configs)
 
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
+TESTS = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(TESTS))  # the tests' one codegen harness, as conftest.py loads it
+from npu_compat_test_codegen import run_codegen  # noqa: E402
+
+MODELS = TESTS.parent / "examples" / "models"
+TIMEOUT = 6 * 3600.0  # every autotuner config interpreted: hours at worst under torch_npu's codegen
 
 
-def codegen(script: Path, out: Path, options: list[str]) -> tuple[float, dict[str, Any] | None, str]:
+def codegen(
+    script: Path, out: Path, options: list[str], provider: str | None
+) -> tuple[float, dict[str, Any] | None, str]:
     """Wall seconds of one codegen run, its summary's `execution` (None without --execute) and its error, if any."""
-    command = [sys.executable, "-m", "npu_inductor_compat", "codegen", str(script), "--out", str(out), *options]
     start = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = run_codegen(script, *options, out=out, provider=provider, timeout=TIMEOUT)
     seconds = time.monotonic() - start
-    summary = out / "summary.json"
-    if not summary.is_file():
+    if done.summary is None:
         return seconds, None, f"codegen exited {done.returncode}: {done.stderr.strip()[-300:]}"
-    found = json.loads(summary.read_text())
-    error = (found.get("script_error") or {}).get("message") or ""
-    return seconds, found.get("execution"), error
+    error = (done.summary.get("script_error") or {}).get("message") or ""
+    return seconds, done.summary.get("execution"), error
 
 
 def main() -> None:
@@ -52,15 +54,16 @@ def main() -> None:
         if unknown:
             parser.error(f"no such model in {MODELS}: {', '.join(sorted(unknown))}")
         scripts = [script for script in scripts if script.stem in args.models]
-    provider = ["--provider", args.provider] if args.provider else []
-    executed = [*provider, "--execute", *(["--max-configs", args.max_configs] if args.max_configs else [])]
+    executed = ["--execute", *(["--max-configs", args.max_configs] if args.max_configs else [])]
     print(f"torch {torch.__version__}, provider {args.provider or 'default'}; seconds of wall time on this machine")
     print("| model | codegen | codegen --execute | ratio | executing | graphs |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as scratch:
         for script in scripts:
-            plain, _, error = codegen(script, Path(scratch) / f"{script.stem}-plain", provider)
-            run, execution, run_error = codegen(script, Path(scratch) / f"{script.stem}-execute", executed)
+            plain, _, error = codegen(script, Path(scratch) / f"{script.stem}-plain", [], args.provider)
+            run, execution, run_error = codegen(
+                script, Path(scratch) / f"{script.stem}-execute", executed, args.provider
+            )
             verdicts = run_entry(execution, cpp_wrapper=False) if execution else None
             spent = execution.get("seconds") if execution else None
             cells = [script.stem, f"{plain:.0f}", f"{run:.0f}", f"{run / plain:.1f}x", spent, run_cell(verdicts)]

@@ -12,10 +12,10 @@ linked against the emulated NPU runtime, called, each kernel run from its packed
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
+import emulated_acl_harness as harness  # registered by conftest.py
 import pytest
 from npu_compat_test_codegen import run_codegen  # tests/npu_compat_test_codegen.py, loaded by conftest.py
 from npu_compat_test_paths import TESTS
@@ -75,9 +75,8 @@ def test_the_stub_exports_only_the_c_shim_functions_the_paired_torch_npu_declare
     declared = shim_forwarding.declarations(
         (runtime.torch_npu_home / "include" / shim_forwarding.NPU_HEADER).read_text(), "npu"
     )
-    listing = subprocess.run(
-        ["nm", "-D", "--defined-only", str(runtime.libtorch_npu)], capture_output=True, text=True, check=True
-    )
-    exported = set(re.findall(r" T aoti_torch_npu_(\w+)$", listing.stdout, re.MULTILINE))
+    prefix = "aoti_torch_npu_"
+    defined = harness.symbols(runtime.libtorch_npu, defined=True)
+    exported = {name.removeprefix(prefix) for name in defined if name.startswith(prefix)}
     assert exported and exported <= set(declared), sorted(exported - set(declared))
     assert {"convolution", "convolution_backward", "mm_out", "addmm_out"} <= exported

@@ -129,16 +129,6 @@ std::string size_text(uint64_t size) {
 
 void keep(void*) {}  // the deleter frees nothing: the block stays the stream's
 
-// The uint8 tensor both workspace requests return (OpPreparation.cpp): no elements, the memory its storage's.
-at::Tensor workspace_tensor(void* data, uint64_t size, c10::DeleterFnPtr deleter) {
-  const c10::Device device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(current_device()));
-  c10::Storage storage(c10::Storage::use_byte_size_t(), size, c10::DataPtr(data, data, deleter, device), nullptr,
-                       false);
-  return at::detail::make_tensor<c10::TensorImpl>(std::move(storage),
-                                                  c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                                  caffe2::TypeMeta::Make<uint8_t>());
-}
-
 // The tests' forced interleavings (nothing real has them): one party is paused at a chosen point until another's
 // step has come in between, or a bound has passed, so a launch that keeps the other out only loses the bound.
 //  - gate_mm: the product's queued work (TASK_QUEUE_ENABLE=2), once it has taken its workspace, waits until the test
@@ -394,7 +384,13 @@ at::Tensor allocate_workspace(uint64_t workspace_size, aclrtStream stream) {
                      size_text(workspace_size), "(NPU ", current_device(), "). If you want to reduce memory usage, ",
                      "take a try to set the environment variable TASK_QUEUE_ENABLE=1.");
   }
-  return workspace_tensor(data, workspace_size, &keep);
+  // the uint8 tensor OpPreparation.cpp returns: no elements, the memory its storage's
+  const c10::Device device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(current_device()));
+  c10::Storage storage(c10::Storage::use_byte_size_t(), workspace_size, c10::DataPtr(data, data, &keep, device),
+                       nullptr, false);
+  return at::detail::make_tensor<c10::TensorImpl>(std::move(storage),
+                                                  c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                  caffe2::TypeMeta::Make<uint8_t>());
 }
 
 void OpCommand::RunOpApiV2(const string& op_name, const PROC_FUNC& func, bool sync) {
