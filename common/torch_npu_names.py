@@ -192,9 +192,15 @@ TORCH_NPU_HOOKS: tuple[Hook, ...] = (
         "scheduling-define-kernel",
         ("torch_npu._inductor.codegen.scheduling:NPUTritonScheduling.define_kernel",),
         "common/fixes/torch_npu_flex_lowering.py torch-npu-flex-lowerings-kept calls it (src_code, node_schedule, "
-        "kernel, "
-        "traced_graph_hash) where torch's template codegen passes no hash",
+        "kernel, traced_graph_hash) where torch's template codegen passes no hash; "
+        "common/fixes/torch_npu_template_libdevice.py torch-npu-template-libdevice wraps it for template kernels",
         Call(positional=4),
+    ),
+    Hook(
+        "index-kernel-ext-imports",
+        ("torch_npu._inductor.codegen.triton:NPUIndexTritonKernel.gen_triton_ext_imports",),
+        "common/fixes/torch_npu_template_libdevice.py torch-npu-template-libdevice takes its libdevice import for "
+        "template kernels (a static method, called with no arguments)",
     ),
     Hook(
         "index-kernel-store-reduction",

@@ -513,6 +513,11 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         lambda sources: _flex_lowering_kept(sources),
     ),
     Detector(
+        "torch-npu-template-libdevice",
+        "template kernels import the libdevice torch_npu's own kernels import (not torch's stubs)",
+        lambda sources: Finding(*survey_late_fixes.templates_import_its_libdevice(sources)),
+    ),
+    Detector(
         "torch-npu-flex-decoding-precision",
         "every flex lowering of torch_npu's that calls torch's create_flex_decoding_kernel sets FLOAT32_PRECISION",
         lambda sources: _decoding_gets_float32_precision(sources),

@@ -222,3 +222,17 @@ def takes_no_op_out_of_inductor(sources: Sources) -> tuple[bool, str]:
     if not sites:
         return (True, "no module of torch_npu's Inductor takes an op out of Inductor's decompositions or lowerings")
     return (False, f"ops taken out of Inductor's decompositions or lowerings at {', '.join(sites[:4])}")
+
+
+def templates_import_its_libdevice(sources: Sources) -> tuple[bool, str]:
+    """Whether the release's template kernels import the libdevice its own kernels import (carried), or its index
+    kernel writes a header of its own (gen_triton_ext_imports, libdevice from torch_npu) while templates keep
+    torch's, whose libdevice triton-ascend leaves as stubs (the bug)."""
+    header = index_kernel_method(sources, "gen_triton_ext_imports")
+    if not isinstance(header, ast.FunctionDef):
+        return (True, "its index kernel has no header of its own: its templates' header is the one it writes")
+    texts = [node.value for node in ast.walk(header) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+    imports = [line for text in texts for line in text.splitlines() if "import libdevice" in line]
+    if not imports or all("torch._inductor.runtime.triton_helpers" in line for line in imports):
+        return (True, "its index kernels' header imports torch's libdevice too")
+    return (False, "its index kernels import libdevice from torch_npu; its templates keep torch's header")

@@ -396,6 +396,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": CARRIED,
             "torch-npu-flex-lowerings-kept": CARRIED,
+            "torch-npu-template-libdevice": CARRIED,
             "torch-npu-flex-decoding-precision": CARRIED,
             "torch-npu-split-blocks-past-cores": NOT_CARRIED,
             "torch-npu-combined-scheduling-epilogue": CARRIED,
@@ -404,7 +405,8 @@ RELEASED: dict[str, dict[str, Any]] = {
         },
         "lock_init": ["lock init: blocking aclrtMemcpy"],
         # FastATileGenerator's heuristics: no triton_config_npu_index; only 2.9.0.post9 imports torch's decoding kernel
-        "missing": {"index-kernel-configs", "flex-decoding-kernel"},
+        # no gen_triton_ext_imports: the releases writing their template header themselves
+        "missing": {"index-kernel-configs", "flex-decoding-kernel", "index-kernel-ext-imports"},
         "layouts": {
             "cpp-wrapper": "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
             "autotuner-save-kernel": f"{RUNTIME_HEURISTICS}:NPUCachingAutotuner.save_gpu_kernel",
@@ -441,6 +443,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": CARRIED,
             "torch-npu-flex-lowerings-kept": CARRIED,
+            "torch-npu-template-libdevice": CARRIED,
             "torch-npu-flex-decoding-precision": NOT_CARRIED,
             "torch-npu-split-blocks-past-cores": NOT_CARRIED,
             "torch-npu-combined-scheduling-epilogue": CARRIED,
@@ -448,7 +451,8 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-numels-pinned": CARRIED,
         },
         "lock_init": [],
-        "missing": {"index-kernel-configs"},  # FastATileGenerator's heuristics: no triton_config_npu_index
+        # FastATileGenerator's heuristics: no triton_config_npu_index; no gen_triton_ext_imports (own template header)
+        "missing": {"index-kernel-configs", "index-kernel-ext-imports"},
         "layouts": {
             "cpp-wrapper": "torch_npu._inductor.codegen.cpp_wrapper_npu:CppWrapperNpu",
             "autotuner-save-kernel": f"{RUNTIME_HEURISTICS}:NPUCachingAutotuner.save_gpu_kernel",
@@ -486,6 +490,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": NOT_CARRIED,
             "torch-npu-flex-lowerings-kept": NOT_CARRIED,
+            "torch-npu-template-libdevice": NOT_CARRIED,
             "torch-npu-flex-decoding-precision": CARRIED,
             "torch-npu-split-blocks-past-cores": NOT_CARRIED,
             "torch-npu-combined-scheduling-epilogue": CARRIED,
@@ -544,6 +549,7 @@ RELEASED: dict[str, dict[str, Any]] = {
             "torch-npu-persistent-reduction-store": CARRIED,
             "torch-npu-long-rows-tiles": NOT_CARRIED,
             "torch-npu-flex-lowerings-kept": NOT_CARRIED,
+            "torch-npu-template-libdevice": NOT_CARRIED,
             "torch-npu-flex-decoding-precision": CARRIED,
             "torch-npu-split-blocks-past-cores": NOT_CARRIED,
             "torch-npu-combined-scheduling-epilogue": CARRIED,

@@ -44,6 +44,9 @@ GRID_RECORD = "flex-backward-symbolic-grid"
 # the releases that build index kernels at the size hints: record torch-npu-numels-pinned guards the length at its
 # hint, so the graph's grids come out as numbers (SymbolicGridFn is then never asked)
 NUMELS_PINNED = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
+# the releases whose template kernels import torch's libdevice, stubs to triton-ascend (torch-npu-template-libdevice)
+TORCHS_TEMPLATE_LIBDEVICE = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
+TEMPLATE_LIBDEVICE = "torch-npu-template-libdevice"
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.download]
 
@@ -252,3 +255,30 @@ def test_without_the_record_flex_attentions_forward_fails_with_the_releases_bug(
     assert done.returncode == 1
     (graph,) = summary["graphs"]
     assert words in graph["error"]["message"], graph["error"]
+
+
+@pytest.mark.parametrize("record", ["default", "without"])
+def test_a_score_mods_tanh_compiles_only_with_the_template_libdevice_record(
+    record: str, release: str, tmp_path: Path
+) -> None:
+    """examples/corpus/flex_sliding_window.py, whose score_mod soft-caps with tanh, each kernel's first config
+    lowered by triton-ascend's front end. By default every kernel lowers; without the record, on the releases whose
+    templates import torch's libdevice, the flex templates and nothing else are rejected, the stub's call giving
+    None. Elsewhere the probe finds the release's own template header, and the record is not needed."""
+    family = release in TORCHS_TEMPLATE_LIBDEVICE
+    if record == "without" and not family:
+        pytest.skip(f"torch_npu {release} writes its own template header: nothing to show without the record")
+    without = ["--without-fix", TEMPLATE_LIBDEVICE] if record == "without" else []
+    flags = ["--check-kernels", "--max-configs", "1", *without]
+    done, summary = _codegen("corpus/flex_sliding_window.py", tmp_path / "window", *flags)
+    rejected = _rejected(summary)
+    assert [graph["status"] for graph in summary["graphs"]] == ["ok"] * len(summary["graphs"]), done.stderr[-3000:]
+    if record == "default":
+        assert summary["fixes"][TEMPLATE_LIBDEVICE] == ("applied" if family else "not needed")
+        assert done.returncode == 0 and rejected == {}, rejected
+        return
+    assert done.returncode == 1 and summary["fixes"][TEMPLATE_LIBDEVICE] == "skipped"
+    assert rejected and all(kernel.startswith("triton_tem_") for kernel in rejected), rejected
+    # the compiler's message quotes its AttributeError's repr: the quotes come escaped
+    stub = re.compile(r"NoneType\W+object has no attribute \W+type\b")
+    assert all(stub.search(error) for errors in rejected.values() for error in errors), rejected
