@@ -29,7 +29,7 @@ def test_without_a_provider_only_torch_side_records_apply_and_the_skip_is_explai
     line_fixes = {"flex-decoding-split-from-device"}
     # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [block]: the v2_7_1 line's own flex records
     if report["line"] == "v2_7_1":
-        line_fixes = {"flex-configs-from-device", "flex-backward-symbolic-grid"}
+        line_fixes = {"flex-configs-from-device", "flex-backward-symbolic-grid", "flex-decoding-block-index-wrap"}
         from npu_inductor_compat.v2_7_1 import inplace
 
         if not inplace.check_skips_removed_users():  # torch 2.7.x, not 2.8

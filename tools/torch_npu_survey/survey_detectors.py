@@ -368,6 +368,21 @@ def _inplace_skips_removed_users(sources: Sources) -> Finding:
     return Finding(False, "torch's decide_inplace_update is used as is", (note,))
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line's own fix
+def _decoding_index_wrapped(sources: Sources) -> Finding:
+    """Whether a flex decoding template of torch_npu's own wraps a split's first block index (torch 2.9's form); a
+    release with none calls torch's template, which wraps it from torch 2.9 on."""
+    unwrapped = re.compile(r"indices_idx = block_n_start // SPARSE_KV_MULTIPLE\s*$", re.M)
+    reads = re.compile(r"indices_idx = \(?block_n_start // SPARSE_KV_MULTIPLE")
+    own = [name for name in sources.py_files("torch_npu/_inductor/") if reads.search(sources.text(name) or "")]
+    if not own:
+        return Finding(False, "no flex decoding template of its own: torch's is used (wrapped from torch 2.9 on)")
+    bad = [name for name in own if unwrapped.search(sources.text(name) or "")]
+    if bad:
+        return Finding(False, "its decoding template reads the index unwrapped: " + ", ".join(sorted(bad)))
+    return Finding(True, "its decoding template wraps the index: " + ", ".join(sorted(own)))
+
+
 FIX_DETECTORS: tuple[Detector, ...] = (
     # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line's own fix
     Detector(
@@ -380,6 +395,12 @@ FIX_DETECTORS: tuple[Detector, ...] = (
         "flex-configs-from-device",
         "torch_npu registers its own flex_attention lowering and no flex module asks torch.cuda or torch's configs",
         _configs_from_device,
+    ),
+    # CAN REMOVE when MIN_SUPPORTED >= (2, 9) [next]: the v2_7_1 line's own fix
+    Detector(
+        "flex-decoding-block-index-wrap",
+        "a flex decoding template of torch_npu's wraps a split's first block index (none: torch's template is used)",
+        _decoding_index_wrapped,
     ),
     Detector(
         "flex-decoding-split-from-device",

@@ -235,3 +235,24 @@ def test_the_accuracy_rule_s_boundary_a_planted_error_passes_below_the_model_tol
     assert difference(eager, eager * 1.005) is not None  # outside torch.testing's tolerance: the rule decides
     assert accurate(eager, eager * 1.005, truth, 1e-2) and not accurate(eager, eager * 1.005, truth, 1e-3)
     assert not accurate(eager, eager * 1.03, truth, 1e-2) and not accurate(eager, eager * 1.03, truth, 1e-3)
+
+
+def test_a_failed_template_launch_without_autotune_constants_is_reported_not_raised_into_the_script() -> None:
+    """A flex template is launched with its one config, whose constants are in its source: its config text is
+    empty. Reporting its error (the graph's line, the problems list) raised KeyError into the user's script, which
+    ended there (found on torch_npu 2.7.1.post11's flex template, examples/corpus/flex_sliding_window.py)."""
+    from types import SimpleNamespace
+
+    from npu_inductor_compat.tools.simulated.codegen.codegen_report import Progress
+    from npu_inductor_compat.tools.simulated.execution.execute_report import problems
+
+    run = ConfigRun(config="", status="error", detail={"type": "InterpreterError", "message": "OutOfBounds(...)"})
+    launch = Launch(kernel="triton_tem_fused_0", written=["buf0"], configs=[run])
+    execution = Execution("error", launches=[launch], first_wrong={"kernel": launch.kernel, **run.summary()})
+    stream = _Stream(False)
+    Progress(quiet=False, stream=stream, clock=lambda: 0.0).executed(SimpleNamespace(index=0, execution=execution))
+    assert "first wrong kernel: triton_tem_fused_0 (its one config, constants in its source): InterpreterError" in (
+        stream.text
+    )
+    (line,) = problems([{"index": 0, "execution": execution.summary()}])
+    assert line.startswith("graph 0: kernel triton_tem_fused_0 (its one config, constants in its source): error:")

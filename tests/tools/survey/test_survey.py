@@ -371,6 +371,7 @@ RELEASED: dict[str, dict[str, Any]] = {
         "fixes": {
             "flex-backward-symbolic-grid": CARRIED,
             "flex-configs-from-device": CARRIED,
+            "flex-decoding-block-index-wrap": NOT_CARRIED,
             "flex-decoding-split-from-device": CARRIED,
             "autotuner-kernel-metadata": CARRIED,
             "cpp-wrapper-workspace-locks": CARRIED,
@@ -418,6 +419,7 @@ RELEASED: dict[str, dict[str, Any]] = {
         "fixes": {
             "flex-backward-symbolic-grid": CARRIED,
             "flex-configs-from-device": CARRIED,
+            "flex-decoding-block-index-wrap": NOT_CARRIED,
             "flex-decoding-split-from-device": NOT_CARRIED,
             "autotuner-kernel-metadata": NOT_CARRIED,
             "cpp-wrapper-workspace-locks": NOT_CARRIED,
@@ -465,6 +467,7 @@ RELEASED: dict[str, dict[str, Any]] = {
         "fixes": {
             "flex-backward-symbolic-grid": NOT_CARRIED,
             "flex-configs-from-device": NOT_CARRIED,
+            "flex-decoding-block-index-wrap": NOT_CARRIED,
             "flex-decoding-split-from-device": NOT_CARRIED,
             "autotuner-kernel-metadata": NOT_CARRIED,
             "cpp-wrapper-workspace-locks": NOT_CARRIED,
@@ -524,6 +527,7 @@ RELEASED: dict[str, dict[str, Any]] = {
         "fixes": {
             "flex-backward-symbolic-grid": NOT_CARRIED,
             "flex-configs-from-device": NOT_CARRIED,
+            "flex-decoding-block-index-wrap": NOT_CARRIED,
             "flex-decoding-split-from-device": NOT_CARRIED,
             "autotuner-kernel-metadata": NOT_CARRIED,
             "cpp-wrapper-workspace-locks": NOT_CARRIED,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_inductor_compat.tools.simulated.codegen.output import SUMMARY
+from npu_inductor_compat.tools.simulated.execution.execute_report import config_words
 
 # codegen --execute's progress inside a graph: on a terminal one line refreshed this often (seconds), else a line
 # at most this often, so a log of a long run shows it is moving without a line per launch
@@ -123,7 +124,7 @@ class Progress:
                 self.say(f"  {value['value']}: {value['problem']}")
         if done.first_wrong is not None:
             wrong = done.first_wrong
-            self.say(f"  first wrong kernel: {wrong['kernel']} ({wrong['config']}): {_why(wrong)}")
+            self.say(f"  first wrong kernel: {wrong['kernel']} ({config_words(wrong)}): {_why(wrong)}")
         elif done.localised is not None:
             self.say(f"  no kernel named: {done.localised}")
 

@@ -53,6 +53,12 @@ def column(graph: dict[str, Any]) -> str:
     return f"EXECUTED: {status.upper()}{where}"
 
 
+def config_words(run: dict[str, Any]) -> str:
+    """A config run's config as the reports name it; a kernel launched without autotune constants (a template's one
+    config: its constants are in its source) has none to name."""
+    return str(run.get("config") or "its one config, constants in its source")
+
+
 def problems(graphs: list[dict[str, Any]]) -> list[str]:
     """One line per mismatch or error: graph, kernel, config, and what differs."""
     lines = []
@@ -73,7 +79,7 @@ def problems(graphs: list[dict[str, Any]]) -> list[str]:
                 if config.get("status") == "error"
                 else f"{config.get('buffer')} disagrees with {config.get('against')}: {detail.get('problem')}"
             )
-            lines.append(f"{head}: kernel {name} ({config.get('config')}): {kernel['status']}: {what}")
+            lines.append(f"{head}: kernel {name} ({config_words(config)}): {kernel['status']}: {what}")
         if execution.get("error") is not None:
             error = execution["error"]
             lines.append(f"{head}: the compiled module raised {error['type']}: {error['message'][:200]}")
