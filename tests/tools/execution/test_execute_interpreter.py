@@ -92,3 +92,51 @@ def test_an_index_assert_under_an_inverted_mask_runs_as_torch_2_7_1_emits_it(las
     boolean (every gather or embedding kernel of BERT was an interpreter error); with the record it runs, on every
     line."""
     assert last_json_of(INVERTED_MASK, "with") == {"right": True}
+
+
+ONE_TUPLE_SCAN = r"""
+import json, os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton
+import triton.language as tl
+from npu_inductor_compat.patching import Journal
+from npu_inductor_compat.tools.simulated.execution.execute_interpreter import INTERPRETER_RECORD
+
+@triton.jit
+def add(a, b):
+    return a + b
+
+@triton.jit
+def cumulative(in_ptr, out_ptr, R: tl.constexpr):
+    rows = tl.arange(0, R)[None, :]
+    values = tl.load(in_ptr + rows)
+    total, = tl.associative_scan((values,), 1, add)  # torch 2.7.1's cumsum, as Inductor writes it
+    tl.store(out_ptr + rows, total)
+
+journal = Journal()
+if sys.argv[1] == "with":
+    journal.apply([INTERPRETER_RECORD])
+values, out = torch.randn(16), torch.zeros(16)
+try:
+    cumulative[(1,)](values, out, R=16)
+    print(json.dumps({"right": torch.allclose(out, values.cumsum(0)), "error": None}))
+except Exception as err:
+    print(json.dumps({"right": False, "error": str(err)[:200]}))
+journal.undo()
+"""
+
+
+def test_a_one_tuple_scan_unpacks_as_inductor_writes_it(last_json_of: Any) -> None:
+    """torch 2.7.1's cumsum with a combine function of its own unpacks a one-tuple scan; Triton 3.3's interpreter
+    returned the tensor bare (examples/corpus/norms_and_scans.py was an interpreter error, stock 2.7.1). With the
+    record it runs on every line; without it, only Triton 3.4 on."""
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    assert last_json_of(ONE_TUPLE_SCAN, "with") == {"right": True, "error": None}
+    without = last_json_of(ONE_TUPLE_SCAN, "without")
+    if Version(version("triton")) >= Version("3.4"):
+        assert without == {"right": True, "error": None}
+    else:
+        assert not without["right"] and "not iterable" in without["error"], without

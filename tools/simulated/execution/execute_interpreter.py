@@ -196,6 +196,20 @@ def _nan_where_any(input: Any, result: Any, axis: Any, keep_dims: bool) -> Any:
     return tl.core.tensor(type(result.handle)(values, result.handle.dtype), result.type)
 
 
+# CAN REMOVE when MIN_SUPPORTED >= (2, 8) [next]: Triton 3.4's apply returns a tuple for a tuple
+def _tuple_for_a_tuple(original: Any) -> Any:
+    # Triton 3.3's ReduceScanOpInterface.apply returns a scan's one output bare even for a one-tuple operand, which
+    # torch 2.7.1's cumsum unpacks (`tmp15, = tl.associative_scan((tmp14,), 1, ...)`): 3.4 on return a tuple.
+    @wraps_original(original)
+    def apply(self: Any, input: Any) -> Any:
+        result = original(self, input)
+        if not isinstance(input, tuple):
+            return result
+        return tuple(result) if isinstance(result, list | tuple) else (result,)
+
+    return apply
+
+
 # CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: only _dense_atomics uses it
 def _dense(handle: Any) -> Any:
     import numpy as np
@@ -225,6 +239,8 @@ INTERPRETER_RECORD = Patch(
         Change("torch._inductor.runtime.triton_helpers:set_driver_to_gpu", _no_driver_needed, optional=True),
         Change("triton.language.semantic:arange", _any_range, optional=True),
         Change("triton.language.core:validate_block_shape", _any_block_shape, optional=True),
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 8) [next]: Triton 3.4 on
+        Change("triton.runtime.interpreter:ReduceScanOpInterface.apply", _tuple_for_a_tuple),
         # CAN REMOVE when MIN_SUPPORTED >= (2, 15) [next]: Triton 3.9 on
         Change("triton.runtime.interpreter:InterpreterBuilder.create_atomic_rmw", _dense_atomics),
         Change("triton.language:max", _nan_argument),
