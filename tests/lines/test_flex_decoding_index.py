@@ -38,7 +38,7 @@ def test_the_decoding_kernel_reads_inside_its_block_indices_only_with_the_record
     (torch_npu 2.7.1.post11's codegen on 2.7.1, which calls torch's decoding template); stock Inductor's reads the
     same (docs/fixes.md), left out of the suite for its 40 s."""
     if npu_inductor_compat.torch_line() != "v2_7_1":
-        pytest.skip("torch 2.9+ wraps the index in its own template")
+        pytest.skip("the decoding template reads the index unwrapped on torch 2.7.x-2.8.x only")
     done, summary = _executed(tmp_path, None, *(["--without-fix", RECORD] if record == "without" else []))
     verdicts = [graph["execution"]["status"] for graph in summary["graphs"]]
     if record == "with":
