@@ -67,7 +67,8 @@ def _wrapped_template(old: Any) -> Any:
 DECODING_INDEX_WRAP = Patch(
     id="flex-decoding-block-index-wrap",
     proven_by=(
-        "tests/lines/test_flex_decoding_index.py::test_the_decoding_kernel_reads_inside_its_block_indices_only_with_the_record",
+        "tests/lines/test_flex_decoding_index.py::test_without_the_record_the_decoding_kernel_reads_past_its_block_indices",
+        "tests/tools/wheel/test_torch_npu_flex.py::test_flex_attention_forward_and_dynamic_backward_lower_by_default",
     ),
     layer="fix",
     why=(

@@ -47,6 +47,9 @@ NUMELS_PINNED = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 # the releases whose template kernels import torch's libdevice, stubs to triton-ascend (torch-npu-template-libdevice)
 TORCHS_TEMPLATE_LIBDEVICE = ("2.8.0.post5", "2.9.1", "2.11.0.post3", "2.12.0.post3")
 TEMPLATE_LIBDEVICE = "torch-npu-template-libdevice"
+# the releases on torch 2.7/2.8, whose decoding template reads a split's first block index unwrapped (v2_7_1 record
+# flex-decoding-block-index-wrap)
+OLD_DECODING = ("2.7.1.post11", "2.8.0.post5")
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.download]
 
@@ -116,13 +119,19 @@ def release() -> str:
 def test_flex_attention_forward_and_dynamic_backward_lower_by_default(
     release: str, wrapper: str, tmp_path: Path
 ) -> None:
-    """The README's command on the default provider. The C++ wrapper's run also lowers every kernel config and
-    shows the backward template launched on a symbolic grid (SymbolicGridFn: torch_npu's own, or torch's through
-    our records)."""
-    flags = ["--dynamic", *(["--cpp-wrapper", "--check-kernels"] if wrapper == "cpp" else [])]
+    """The README's command on the default provider. The Python wrapper's run is executed too (each kernel's first
+    two configs in Triton's interpreter, against eager: on torch 2.7/2.8 past the decoding block-index record); the
+    C++ wrapper's run lowers every kernel config and shows the backward template launched on a symbolic grid
+    (SymbolicGridFn: torch_npu's own, or torch's through our records)."""
+    executed = ["--execute", "--max-configs", "2"]
+    flags = ["--dynamic", *(["--cpp-wrapper", "--check-kernels"] if wrapper == "cpp" else executed)]
     done, summary = _codegen("flex_attention.py", tmp_path / "flex", *flags)
     rejected = _rejected(summary)
     assert done.returncode == (1 if rejected else 0), done.stderr[-4000:]
+    if wrapper == "python":
+        assert [graph["execution"]["status"] for graph in summary["graphs"]] == ["match", "match"], summary["graphs"]
+        expected = "applied" if release in OLD_DECODING else "not needed"
+        assert summary["fixes"]["flex-decoding-block-index-wrap"] == expected
     assert summary["provider"] == "torch_npu-wheel" and summary["torch_npu_standin"]["wheel"]["torch_npu"] == release
     graphs = [(graph["kind"], graph["status"], graph["wrapper"]) for graph in summary["graphs"]]
     assert graphs == [("forward", "ok", wrapper), ("backward", "ok", wrapper)], graphs
@@ -264,9 +273,9 @@ def test_a_score_mods_tanh_compiles_only_with_the_template_libdevice_record(
     """examples/corpus/flex_sliding_window.py, whose score_mod soft-caps with tanh, each kernel's first config
     lowered by triton-ascend's front end. By default every kernel lowers; without the record, on the releases whose
     templates import torch's libdevice, the flex templates and nothing else are rejected, the stub's call giving
-    None. Elsewhere the probe finds the release's own template header, and the record is not needed."""
+    None. The other releases write their own template header (the record "not needed": the README's matrix)."""
     family = release in TORCHS_TEMPLATE_LIBDEVICE
-    if record == "without" and not family:
+    if not family:  # the record's "not needed" there: README's torch_npu matrix, test_torch_npu_verdicts.py
         pytest.skip(f"torch_npu {release} does not have the bug {TEMPLATE_LIBDEVICE} fixes (its own template header)")
     without = ["--without-fix", TEMPLATE_LIBDEVICE] if record == "without" else []
     flags = ["--check-kernels", "--max-configs", "1", *without]
@@ -274,7 +283,7 @@ def test_a_score_mods_tanh_compiles_only_with_the_template_libdevice_record(
     rejected = _rejected(summary)
     assert [graph["status"] for graph in summary["graphs"]] == ["ok"] * len(summary["graphs"]), done.stderr[-3000:]
     if record == "default":
-        assert summary["fixes"][TEMPLATE_LIBDEVICE] == ("applied" if family else "not needed")
+        assert summary["fixes"][TEMPLATE_LIBDEVICE] == "applied"
         assert done.returncode == 0 and rejected == {}, rejected
         return
     assert done.returncode == 1 and summary["fixes"][TEMPLATE_LIBDEVICE] == "skipped"
