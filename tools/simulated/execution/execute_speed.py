@@ -3,7 +3,6 @@ once a launch, not at each device-function call; a generic reduction folded a st
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from npu_inductor_compat.patching import Change, Patch, wraps_original
@@ -198,27 +197,30 @@ def _folded_along_the_axis(original: Any) -> Any:
             elif self.axis is None:
                 value = value.item()
             packed.append(self.to_tensor(value, dtype))
-        return _as_returned(packed)
+        # CAN REMOVE when MIN_SUPPORTED >= (2, 8) [block]: Triton 3.4 on return the list (their apply makes the tuple)
+        if not _returns_a_list():  # Triton 3.3's apply passes on one tensor or a tuple
+            return packed[0] if len(packed) == 1 else tuple(packed)
+        # END CAN REMOVE
+        return packed
 
     return generic_reduce
 
 
-# CAN REMOVE when MIN_SUPPORTED >= (2, 8) [next]: Triton 3.4 on return the list
-def _as_returned(packed: list[Any]) -> Any:
-    """generic_reduce's result as this Triton returns it: a list (3.4 on, its apply() makes the tuple), else one
-    tensor or a tuple (Triton 3.3, whose apply() passes it on)."""
-    if _returns_a_list():
-        return packed
-    return packed[0] if len(packed) == 1 else tuple(packed)
+# CAN REMOVE when MIN_SUPPORTED >= (2, 8) [block]: Triton 3.4 on return the list
+_RETURNS_A_LIST: list[bool] = []  # read once
 
 
-@functools.cache
 def _returns_a_list() -> bool:
-    from importlib.metadata import version
+    if not _RETURNS_A_LIST:
+        from importlib.metadata import version
 
-    from packaging.version import Version
+        from packaging.version import Version
 
-    return Version(version("triton")) >= Version("3.4")
+        _RETURNS_A_LIST.append(Version(version("triton")) >= Version("3.4"))
+    return _RETURNS_A_LIST[0]
+
+
+# END CAN REMOVE
 
 
 SPEED_RECORD = Patch(
