@@ -6,6 +6,7 @@ the block-index tensor; torch 2.9 wraps that index, and so does this record (doc
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -21,10 +22,11 @@ UNWRAPPED = "indices_idx = block_n_start // SPARSE_KV_MULTIPLE"
 WRAPPED = 'indices_idx = (block_n_start // SPARSE_KV_MULTIPLE) % ({{size("KV_IDX", -1)}})'
 
 
+@functools.cache
 def template_source() -> str:
     """The decoding template's source as torch's module builds it: the ``source=`` expression of its
     ``flex_decoding_template = TritonTemplate(...)``, evaluated in the module (the template keeps only its jinja
-    form)."""
+    form). Read once a process: the probe and the change both ask."""
     module = importlib.import_module(DECODING_MODULE)
     for node in ast.parse(inspect.getsource(module)).body:
         if isinstance(node, ast.Assign) and [ast.unparse(target) for target in node.targets] == [

@@ -28,11 +28,16 @@ def releases_libdevice_import() -> str | None:
     return lines[-1] if lines else None
 
 
+def imports_torchs_libdevice(line: str) -> bool:
+    """Whether a header line imports torch's libdevice (the one whose functions triton-ascend leaves as stubs)."""
+    return _TORCHS_LIBDEVICE.fullmatch(line.strip()) is not None
+
+
 def templates_import_the_releases_libdevice() -> bool:
     """The probe: the release leaves torch's template header alone only where it has no header of its own for its
     kernels (its releases with their own template imports write them themselves), or that header imports torch's."""
     line = releases_libdevice_import()
-    return line is None or _TORCHS_LIBDEVICE.fullmatch(line) is not None
+    return line is None or imports_torchs_libdevice(line)
 
 
 def with_the_releases_libdevice(source: str, line: str) -> str:
@@ -56,9 +61,10 @@ def _template_libdevice(original: Callable[..., Any]) -> Callable[..., Any]:
     def define_kernel(self: Any, src_code: Any, node_schedule: Any, kernel: Any, *args: Any, **kwargs: Any) -> Any:
         from torch._inductor.select_algorithm import TritonTemplateKernel
 
-        line = releases_libdevice_import()
-        if isinstance(kernel, TritonTemplateKernel) and isinstance(src_code, str) and line is not None:
-            src_code = with_the_releases_libdevice(src_code, line)
+        if isinstance(kernel, TritonTemplateKernel) and isinstance(src_code, str):
+            line = releases_libdevice_import()
+            if line is not None:
+                src_code = with_the_releases_libdevice(src_code, line)
         return original(self, src_code, node_schedule, kernel, *args, **kwargs)
 
     return define_kernel
@@ -92,4 +98,10 @@ FIXES: tuple[Patch, ...] = (TEMPLATE_LIBDEVICE,)
 # NPUTritonScheduling.define_kernel: torch's template call answered torch's way (torch_npu_flex_lowering.py) first
 AFTER = ("torch_npu_flex_lowering",)
 
-__all__ = ["FIXES", "TEMPLATE_LIBDEVICE", "templates_import_the_releases_libdevice", "with_the_releases_libdevice"]
+__all__ = [
+    "FIXES",
+    "TEMPLATE_LIBDEVICE",
+    "imports_torchs_libdevice",
+    "templates_import_the_releases_libdevice",
+    "with_the_releases_libdevice",
+]

@@ -10,6 +10,7 @@ from packaging.version import Version
 
 from npu_inductor_compat.common.fixes.torch_npu_constant_load import broadcasts_constant_load
 from npu_inductor_compat.common.fixes.torch_npu_store import persistent_reductions_left_out
+from npu_inductor_compat.common.fixes.torch_npu_template_libdevice import imports_torchs_libdevice
 from npu_inductor_compat.common.fixes.torch_npu_tiling import low_dims_tiled_whatever_the_reductions
 from npu_inductor_compat.tools.torch_npu_survey.survey_sources import (
     INDEX_KERNEL_FILE,
@@ -233,6 +234,6 @@ def templates_import_its_libdevice(sources: Sources) -> tuple[bool, str]:
         return (True, "its index kernel has no header of its own: its templates' header is the one it writes")
     texts = [node.value for node in ast.walk(header) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
     imports = [line for text in texts for line in text.splitlines() if "import libdevice" in line]
-    if not imports or all("torch._inductor.runtime.triton_helpers" in line for line in imports):
+    if not imports or all(imports_torchs_libdevice(line) for line in imports):
         return (True, "its index kernels' header imports torch's libdevice too")
     return (False, "its index kernels import libdevice from torch_npu; its templates keep torch's header")

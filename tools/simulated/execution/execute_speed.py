@@ -87,15 +87,12 @@ def _block_safe(fn: Any, seen: frozenset[Any] = frozenset()) -> bool:
     anything but one element); so no such node, an ``if`` only on a dtype, and the same for each device function it
     calls. Inductor's max, min, Welford, any and product pass; its max with index (``a_isnan and not b_isnan``) not."""
     import ast
-    import inspect
-    import textwrap
 
     known = _BLOCK_SAFE.get(fn)
     if known is not None:
         return known
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
+    tree = _source_tree(fn)
+    if tree is None:
         return False
     scope = getattr(fn, "__globals__", {})
     safe = True
@@ -110,6 +107,18 @@ def _block_safe(fn: Any, seen: frozenset[Any] = frozenset()) -> bool:
             safe = safe and callee not in seen and _block_safe(callee, seen | {fn})
     _BLOCK_SAFE[fn] = safe
     return safe
+
+
+def _source_tree(fn: Any) -> Any:
+    """The syntax tree of a device function's Python source, or None where its source cannot be read."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
 
 
 def _device_function(node: Any, scope: dict[str, Any]) -> Any:
@@ -133,15 +142,10 @@ def _dtype_test(test: Any, scope: dict[str, Any]) -> bool:
     """Whether an ``if`` test is a device function's call whose every return reads a dtype (``is_floating(a)``:
     ``promote_to_tensor(x).dtype.is_floating()``), the same for a block as for its elements."""
     import ast
-    import inspect
-    import textwrap
 
     function = _device_function(test.func, scope) if isinstance(test, ast.Call) else None
-    if function is None:
-        return False
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError):
+    tree = _source_tree(function) if function is not None else None
+    if tree is None:
         return False
     returns = [node.value for node in ast.walk(tree) if isinstance(node, ast.Return)]
     return bool(returns) and all(value is not None and _reads_a_dtype(value) for value in returns)
