@@ -77,3 +77,52 @@ def test_the_vectorised_fold_gives_tritons_bits_for_inductors_generic_reductions
     folded = {"maximum": True, "minimum": True, "welford_combine": True, "_any_combine": True, "_prod_accumulate": True}
     expected = {**folded, "maximum_with_index": False}
     assert {name: found["folded"].get(name) for name in expected} == expected, found
+
+
+OVERFLOW = r"""
+import json, os
+os.environ["TRITON_INTERPRET"] = "1"
+import dataclasses
+import torch, triton
+import triton.language as tl
+from triton.runtime import interpreter
+from npu_inductor_compat.patching import Journal
+from npu_inductor_compat.tools.simulated.execution.execute_interpreter import INTERPRETER_RECORD
+from npu_inductor_compat.tools.simulated.execution.execute_speed import SPEED_RECORD
+
+@triton.jit
+def wrapping(x_ptr, out_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    x = tl.load(x_ptr + i)
+    tl.store(out_ptr + i, x * 3 + x - 7)
+
+x = torch.tensor([2**30, -(2**30), 2**31 - 1, -(2**31), 5, 0, 123456789, -1], dtype=torch.int32)
+found = {}
+for debug in (False, True):
+    for name, records in (("triton", [INTERPRETER_RECORD]), ("speed", [INTERPRETER_RECORD, SPEED_RECORD])):
+        builder = interpreter.interpreter_builder
+        saved = builder.options
+        builder.options = dataclasses.replace(saved, debug=debug)
+        journal = Journal()
+        journal.apply(records)
+        out = torch.zeros(8, dtype=torch.int32)
+        try:
+            wrapping[(1,)](x, out, 8)
+            result = out.tolist()
+        except Exception as err:
+            result = "overflow" if "overflow detected" in str(err) else str(err)
+        finally:
+            journal.undo()
+            builder.options = saved
+        found[f"{name} debug={debug}"] = result
+print(json.dumps(found))
+"""
+
+
+def test_without_debug_the_overflow_checks_are_skipped_and_with_it_they_still_fail(last_json_of: Any) -> None:
+    """32-bit arithmetic that wraps: with the interpreter's options (debug off) Triton computes each overflow check
+    and drops it; the speed record skips it, and the wrapped values are the same bits. With debug on, both fail."""
+    found = last_json_of(OVERFLOW, "")
+    assert found["triton debug=False"] == found["speed debug=False"], found
+    assert isinstance(found["speed debug=False"], list), found
+    assert found["triton debug=True"] == found["speed debug=True"] == "overflow", found

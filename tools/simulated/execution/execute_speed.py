@@ -1,5 +1,5 @@
 """`codegen --execute`'s speed: Triton's interpreter doing the same work with less Python. triton.language patched
-once a launch, not at each device-function call; a generic reduction folded a step of its axis at a time."""
+once a launch; overflow checks nobody asserts skipped; a generic reduction folded a step of its axis at a time."""
 
 from __future__ import annotations
 
@@ -33,13 +33,31 @@ def _langs(fn: Any) -> frozenset[int]:
 
 
 def _launch_tracked(original: Any) -> Any:
+    """A launch with its patched modules tracked, and without the overflow checks whose assertion is off.
+
+    For each signed add, sub and mul under 64 bits, Triton's semantics compute the operation again in int64 and
+    compare it with the type's bounds (binary_op_sanitize_overflow_impl, while the builder's options say
+    ``sanitize_overflow``), only to hand the result to device_assert, which returns at once unless the options say
+    ``debug`` (language/semantic.py, Triton 3.3 to 3.7). The interpreter's options are sanitize_overflow on, debug
+    off (runtime/interpreter.py InterpreterOptions): half the time of an index-heavy kernel went on checks nobody
+    reads. With debug off they are off for the launch; with debug on they stay.
+    """
+    from dataclasses import replace
+
+    from triton.runtime import interpreter
+
     @wraps_original(original)
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        builder = interpreter.interpreter_builder
+        options = builder.options
+        if not options.debug and options.sanitize_overflow:
+            builder.options = replace(options, sanitize_overflow=False)
         _PATCHED[0] = set()
         try:
             return original(self, *args, **kwargs)
         finally:
             _PATCHED[0] = None
+            builder.options = options
 
     return __call__
 
@@ -91,7 +109,7 @@ def _block_safe(fn: Any, seen: frozenset[Any] = frozenset()) -> bool:
     known = _BLOCK_SAFE.get(fn)
     if known is not None:
         return known
-    tree = _source_tree(fn)
+    tree = source_tree(fn)
     if tree is None:
         return False
     scope = getattr(fn, "__globals__", {})
@@ -103,13 +121,13 @@ def _block_safe(fn: Any, seen: frozenset[Any] = frozenset()) -> bool:
             safe = False
         elif isinstance(node, ast.If) and not _dtype_test(node.test, scope):
             safe = False
-        elif isinstance(node, ast.Call) and (callee := _device_function(node.func, scope)) is not None:
+        elif isinstance(node, ast.Call) and (callee := device_function(node.func, scope)) is not None:
             safe = safe and callee not in seen and _block_safe(callee, seen | {fn})
     _BLOCK_SAFE[fn] = safe
     return safe
 
 
-def _source_tree(fn: Any) -> Any:
+def source_tree(fn: Any) -> Any:
     """The syntax tree of a device function's Python source, or None where its source cannot be read."""
     import ast
     import inspect
@@ -121,7 +139,7 @@ def _source_tree(fn: Any) -> Any:
         return None
 
 
-def _device_function(node: Any, scope: dict[str, Any]) -> Any:
+def device_function(node: Any, scope: dict[str, Any]) -> Any:
     """The Python function of the device function (a jit or interpreted function) ``node`` names, or None."""
     import ast
 
@@ -143,8 +161,8 @@ def _dtype_test(test: Any, scope: dict[str, Any]) -> bool:
     ``promote_to_tensor(x).dtype.is_floating()``), the same for a block as for its elements."""
     import ast
 
-    function = _device_function(test.func, scope) if isinstance(test, ast.Call) else None
-    tree = _source_tree(function) if function is not None else None
+    function = device_function(test.func, scope) if isinstance(test, ast.Call) else None
+    tree = source_tree(function) if function is not None else None
     if tree is None:
         return False
     returns = [node.value for node in ast.walk(tree) if isinstance(node, ast.Return)]
@@ -231,10 +249,12 @@ SPEED_RECORD = Patch(
     id="execute-interpreter-speed",
     layer="capture",
     why="Triton's interpreter re-patches triton.language at every device-function call (a walk over every member of "
-    "four modules that changes nothing inside a launch) and runs a generic reduction element by element: the same "
-    "results with the patch once a launch and the fold vectorised across output positions",
+    "four modules that changes nothing inside a launch), computes an overflow check for every 32-bit add, sub and "
+    "mul that its device_assert then drops (debug is off), and runs a generic reduction element by element: the "
+    "same results with the patch once a launch, no unasserted checks and the fold vectorised across positions",
     upstream="triton.runtime.interpreter (_patch_lang, GridExecutor.__call__, ReduceOps.generic_reduce)",
-    remove_when="Triton's interpreter patches once a launch and vectorises its generic reduction itself",
+    remove_when="Triton's interpreter patches once a launch, skips checks it will not assert and vectorises its "
+    "generic reduction itself",
     changes=(
         Change("triton.runtime.interpreter:GridExecutor.__call__", _launch_tracked),
         Change("triton.runtime.interpreter:_patch_lang", _patched_once),
