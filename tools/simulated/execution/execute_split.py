@@ -161,6 +161,11 @@ def _prod(sizes: tuple[int, ...]) -> int:
 
 
 def _split(original: Any) -> Any:
+    """GridExecutor.__call__ over shares of the grid at once, leaving memory as the one loop leaves it wherever the
+    kernel's programs do not race: a program that reads, without atomics, what another program writes sees the
+    other's write here only when both are in one share, while the loop shows it every earlier program's. On the
+    device such a kernel has no defined result either; Inductor's use atomics or barriers for it, and never split."""
+
     @wraps_original(original)
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         plan = _plan(self, args, kwargs)
