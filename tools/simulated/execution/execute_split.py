@@ -34,6 +34,28 @@ def workers() -> int:
     return max(1, min(cores, MAX_WORKERS))
 
 
+def idle_cores() -> int:
+    """Cores no other process wants right now: the kernel's count of runnable threads less this process's own (its
+    thread pool may still be spinning after a torch op). Where the cores are busy already (pytest-xdist's workers,
+    two codegen runs at once) a fork only adds its cost."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as figures:  # "0.52 0.61 0.70 RUNNABLE/ALL LAST_PID"
+            runnable = int(figures.read().split()[3].split("/")[0])
+        own = sum(_running(task) for task in os.listdir("/proc/self/task"))
+    except (OSError, ValueError, IndexError):  # not Linux: the cores are taken to be free
+        return workers() - 1
+    return max(0, workers() - 1 - max(0, runnable - max(own, 1)))
+
+
+def _running(task: str) -> bool:
+    """Whether this process's thread ``task`` is runnable (state R in /proc/self/task/TASK/stat, after the name)."""
+    try:
+        with open(f"/proc/self/task/{task}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rpartition(")")[2].split()[0] == "R"
+    except (OSError, IndexError):
+        return False
+
+
 def _ordered(fn: Any, seen: frozenset[Any] = frozenset()) -> bool:
     """Whether the kernel's source, or a device function's it calls (Inductor's scan look-back and grid barrier are
     in triton_helpers), names any of ORDERED; a source that cannot be read counts as ordered."""
@@ -135,13 +157,16 @@ def _programs(executor: Any, grid: tuple[int, int, int], axis: int, start: int, 
                 vars(builder).pop(name, None)
 
 
-def _plan(executor: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, int, list[Any]] | None:
-    """(grid, axis, storages) for a launch worth splitting, or None."""
+def _plan(executor: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, int, list[Any], int] | None:
+    """(grid, axis, storages, processes) for a launch worth splitting on the cores free now, or None."""
     grid = executor.grid
     if callable(grid) or not isinstance(grid, tuple) or not all(isinstance(size, int) for size in grid):
         return None
     grid = tuple(grid) + (1,) * (3 - len(grid))
-    if _prod(grid) < MIN_PROGRAMS or workers() < 2 or _ordered(executor.fn):
+    if _prod(grid) < MIN_PROGRAMS or _ordered(executor.fn):
+        return None
+    processes = 1 + idle_cores()
+    if processes < 2:
         return None
     # the outermost axis of more than one program: the interpreter's loop walks x, then y, then z, so each share is a
     # stretch of its order, the first share its beginning (the first program to fail is the loop's)
@@ -150,7 +175,7 @@ def _plan(executor: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple
         storages = _storages(iter([*args, *kwargs.values()]))
     except Fallback:
         return None
-    return grid, axis, storages
+    return grid, axis, storages, processes
 
 
 def _prod(sizes: tuple[int, ...]) -> int:
@@ -171,8 +196,8 @@ def _split(original: Any) -> Any:
         plan = _plan(self, args, kwargs)
         if plan is None:
             return original(self, *args, **kwargs)
-        grid, axis, storages = plan
-        shares = _shares(grid[axis], workers())
+        grid, axis, storages, processes = plan
+        shares = _shares(grid[axis], processes)
         before = [_read(storage) for storage, _ in storages]
         try:
             children = _forked(original, self, args, kwargs, grid, axis, shares[1:], storages)
