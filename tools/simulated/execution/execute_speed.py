@@ -50,7 +50,7 @@ def _launch_tracked(original: Any) -> Any:
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         builder = interpreter.interpreter_builder
         options = builder.options
-        if not options.debug and options.sanitize_overflow:
+        if not getattr(options, "debug", True) and getattr(options, "sanitize_overflow", False):
             builder.options = replace(options, sanitize_overflow=False)
         _PATCHED[0] = set()
         try:

@@ -163,7 +163,7 @@ def _plan(executor: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple
     if callable(grid) or not isinstance(grid, tuple) or not all(isinstance(size, int) for size in grid):
         return None
     grid = tuple(grid) + (1,) * (3 - len(grid))
-    if _prod(grid) < MIN_PROGRAMS or _ordered(executor.fn):
+    if _prod(grid) < MIN_PROGRAMS or not _shiftable() or _ordered(executor.fn):
         return None
     processes = 1 + idle_cores()
     if processes < 2:
@@ -176,6 +176,14 @@ def _plan(executor: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple
     except Fallback:
         return None
     return grid, axis, storages, processes
+
+
+def _shiftable() -> bool:
+    """Whether this Triton's interpreter sets program ids as _programs shifts them (Triton 3.3 to 3.7 do)."""
+    from triton.runtime import interpreter
+
+    builder = getattr(interpreter, "interpreter_builder", None)
+    return all(callable(getattr(builder, name, None)) for name in ("set_grid_idx", "set_grid_dim"))
 
 
 def _prod(sizes: tuple[int, ...]) -> int:
