@@ -3,6 +3,7 @@ grid in the interpreter's order, and their writes merged; any doubt and the laun
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Iterator
@@ -163,7 +164,7 @@ def _plan(executor: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple
     if callable(grid) or not isinstance(grid, tuple) or not all(isinstance(size, int) for size in grid):
         return None
     grid = tuple(grid) + (1,) * (3 - len(grid))
-    if _prod(grid) < MIN_PROGRAMS or not _shiftable() or _ordered(executor.fn):
+    if math.prod(grid) < MIN_PROGRAMS or not _shiftable() or _ordered(executor.fn):
         return None
     processes = 1 + idle_cores()
     if processes < 2:
@@ -184,13 +185,6 @@ def _shiftable() -> bool:
 
     builder = getattr(interpreter, "interpreter_builder", None)
     return all(callable(getattr(builder, name, None)) for name in ("set_grid_idx", "set_grid_dim"))
-
-
-def _prod(sizes: tuple[int, ...]) -> int:
-    total = 1
-    for size in sizes:
-        total *= size
-    return total
 
 
 def _split(original: Any) -> Any:
@@ -316,13 +310,12 @@ def _merged(storages: list[tuple[Any, int]], before: list[Any], results: list[An
 
     if results is None:
         return False
-    merged = []
-    for index, ((storage, size), saved) in enumerate(zip(storages, before, strict=True)):
+    merged, offset = [], 0  # a storage's bytes start at offset in each child's results, as _write put them
+    for (storage, size), saved in zip(storages, before, strict=True):
         value = _elements(_read(storage), size)
         start = _elements(saved, size)
         written = (value != start).any(axis=1)
         for flat in results:
-            offset = sum(other.size for other in before[:index])
             theirs = _elements(flat[offset : offset + saved.size], size)
             changed = (theirs != start).any(axis=1)
             both = written & changed
@@ -331,6 +324,7 @@ def _merged(storages: list[tuple[Any, int]], before: list[Any], results: list[An
             value[changed] = theirs[changed]
             written |= changed
         merged.append(value)
+        offset += saved.size
     for (storage, _), value in zip(storages, merged, strict=True):
         _put(storage, value.reshape(-1))
     return True
@@ -356,4 +350,4 @@ SPLIT_RECORD = Patch(
     changes=(Change("triton.runtime.interpreter:GridExecutor.__call__", _split),),
 )
 
-__all__ = ["SPLIT_RECORD", "workers"]
+__all__ = ["SPLIT_RECORD"]
