@@ -116,6 +116,7 @@ def cumulative(in_ptr, out_ptr, R: tl.constexpr):
 journal = Journal()
 if sys.argv[1] == "with":
     journal.apply([INTERPRETER_RECORD])
+torch.manual_seed(0)  # unseeded, a partial sum near zero now and then left allclose's relative tolerance
 values, out = torch.randn(16), torch.zeros(16)
 try:
     cumulative[(1,)](values, out, R=16)
