@@ -489,11 +489,13 @@ def capturing(
         from npu_inductor_compat.tools.simulated.execution.execute_bounds import BOUNDS_RECORD
         from npu_inductor_compat.tools.simulated.execution.execute_interpreter import interpreter_records
         from npu_inductor_compat.tools.simulated.execution.execute_launch import LAUNCH_RECORD
+        from npu_inductor_compat.tools.simulated.execution.execute_replay import REPLAY_RECORD
         from npu_inductor_compat.tools.simulated.execution.execute_speed import SPEED_RECORD
         from npu_inductor_compat.tools.simulated.execution.execute_split import SPLIT_RECORD
         from npu_inductor_compat.tools.simulated.execution.isa_verdicts import ISA_VERDICTS_RECORD
 
-        records += [*interpreter_records(), SPEED_RECORD, SPLIT_RECORD, BOUNDS_RECORD, LAUNCH_RECORD, SAVED_RECORD]
+        execution = [SPEED_RECORD, REPLAY_RECORD, SPLIT_RECORD, BOUNDS_RECORD, LAUNCH_RECORD, SAVED_RECORD]
+        records += [*interpreter_records(), *execution]
         records.append(ISA_VERDICTS_RECORD)
     journal.apply(records)
     try:
