@@ -1,6 +1,6 @@
 """`codegen --execute`'s replay gives Triton's interpreter's bits: each kernel below runs with every program in the
-interpreter and with its later programs replayed, and the replay stands aside where a program's Python flow reads
-a value the program computed (a branch or loop on the program id), so programs differ in the calls they make."""
+interpreter and with its later programs replayed; a program whose Python reads other values than the first's (a
+branch on the program id), or a kernel whose Python reads memory, runs in the interpreter."""
 
 # A fresh interpreter, since Triton decides at decoration time whether a function is interpreted. Each kernel's
 # later programs differ from its first in what they load, store or branch on.
@@ -88,12 +88,12 @@ def branching(in_ptr0, out_ptr0, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def looping(in_ptr0, out_ptr0, BLOCK: tl.constexpr):
-    # a loop as long as the program id: the first program makes none of its steps
+def looping(in_ptr0, count_ptr, out_ptr0, BLOCK: tl.constexpr):
+    # a loop as long as a count each program loads: nothing but memory says which steps a program makes
     pid = tl.program_id(0)
     offsets = pid * BLOCK + tl.arange(0, BLOCK)
     acc = tl.load(in_ptr0 + offsets)
-    for _ in range(pid):
+    for _ in range(tl.load(count_ptr + pid)):
         acc = acc * 1.5
     tl.store(out_ptr0 + offsets, acc)
 
@@ -103,6 +103,18 @@ def overrunning(in_ptr0, out_ptr0, BLOCK: tl.constexpr):
     # no mask: the last program stores past the end of out_ptr0
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr0 + offsets, tl.load(in_ptr0 + offsets) + 1.0)
+
+
+@triton.jit
+def sub_blocked(in_ptr0, out_ptr0, xnumel, XBLOCK, XBLOCK_SUB: tl.constexpr):
+    # torch_npu's form: a Python min of the program's end and the numel (a run-time argument) bounds its mask, so
+    # the last program reads another value there than the first and runs in the interpreter; the rest are replayed
+    xoffset = tl.program_id(0) * XBLOCK
+    base = tl.arange(0, XBLOCK_SUB)
+    for loop in range((XBLOCK + XBLOCK_SUB - 1) // XBLOCK_SUB):
+        x0 = xoffset + loop * XBLOCK_SUB + base
+        xmask = x0 < min(XBLOCK + xoffset, xnumel)
+        tl.store(out_ptr0 + x0, tl.load(in_ptr0 + x0, xmask) * 0.5, xmask)
 
 
 def launches():
@@ -117,8 +129,10 @@ def launches():
         counted[(6,)](data[:96].clone(), out, counter, BLOCK=16)
         out[0] += counter[0].item()
     yield "counted", count, 96
+    yield "sub_blocked", lambda out: sub_blocked[(5,)](data[:70].clone(), out, 70, 16, XBLOCK_SUB=8), 70
     yield "branching", lambda out: branching[(4,)](data[:64].clone(), out, BLOCK=16), 64
-    yield "looping", lambda out: looping[(4,)](data[:64].clone(), out, BLOCK=16), 64
+    counts = torch.tensor([0, 3, 1, 2], dtype=torch.int32)
+    yield "looping", lambda out: looping[(4,)](data[:64].clone(), counts, out, BLOCK=16), 64
     yield "overrunning", lambda out: overrunning[(4,)](data[:64].clone(), out, BLOCK=16), 60
 
 
@@ -169,20 +183,30 @@ def test_inductors_pointwise_and_reduction_kernels_are_replayed_with_the_interpr
     for name in ("tiled_copy", "row_statistics", "counted"):
         found = replayed[name]
         assert found["same_bits"] and found["errors"] == [None, None], (name, found)
-        assert found["counts"] == {"replayed": 1, "interpreted": 0}, (name, found)
+        assert found["counts"] == {"replayed": 1, "interpreted": 0, "programs interpreted": 0}, (name, found)
     assert replayed["row_statistics"]["nan"], "the data's NaNs never reached the reductions"
 
 
-def test_a_program_whose_python_flow_reads_its_own_values_is_interpreted(replayed: dict[str, Any]) -> None:
-    """A branch and a loop on the program id: the first program's calls are not the others', so the interpreter runs
-    every program, and the bits are Triton's (a replay of the first program would store x * 3 everywhere)."""
-    for name in ("branching", "looping"):
+def test_a_program_whose_python_reads_other_values_than_the_first_runs_in_the_interpreter(
+    replayed: dict[str, Any],
+) -> None:
+    """Python reading values computed from the program id (torch_npu's ``min`` of a program's end and the numel, a
+    branch on the id): the programs that read what the first read are replayed, the others interpreted, and the
+    bits are Triton's (a replay of the first program alone would store x * 3 everywhere in ``branching``)."""
+    expected = {"sub_blocked": 1, "branching": 3}  # the last of five programs; all but the first of four
+    for name, interpreted in expected.items():
         found = replayed[name]
         assert found["same_bits"] and found["errors"] == [None, None], (name, found)
-        assert found["counts"] == {"replayed": 0, "interpreted": 1}, (name, found)
-        assert found["why"] == [
-            "the kernel's Python read a value that differs between programs (an if, range, min or print on it)"
-        ]
+        assert found["counts"] == {"replayed": 1, "interpreted": 0, "programs interpreted": interpreted}, found
+
+
+def test_a_kernel_whose_python_flow_reads_memory_is_interpreted(replayed: dict[str, Any]) -> None:
+    """A loop as long as a count each program loads: no later program can be checked before it runs, so the
+    interpreter runs every program, with Triton's bits."""
+    found = replayed["looping"]
+    assert found["same_bits"] and found["errors"] == [None, None], found
+    assert found["counts"] == {"replayed": 0, "interpreted": 1, "programs interpreted": 0}, found
+    assert found["why"] == ["the kernel's Python read a value loaded from memory (an if, range, min or print on it)"]
 
 
 def test_a_replayed_program_that_fails_fails_as_the_interpreter_does_with_the_kernels_line(
@@ -193,5 +217,5 @@ def test_a_replayed_program_that_fails_fails_as_the_interpreter_does_with_the_ke
     triton_error, replay_error = replayed["overrunning"]["errors"]
     assert triton_error is not None and replay_error is not None, replayed["overrunning"]
     assert replay_error["message"] == triton_error["message"] and "outside every tensor" in replay_error["message"]
-    assert replayed["overrunning"]["counts"] == {"replayed": 1, "interpreted": 0}, replayed["overrunning"]
+    assert replayed["overrunning"]["counts"]["replayed"] == 1, replayed["overrunning"]
     assert ", in overrunning" in replay_error["traceback"], replay_error["traceback"]

@@ -12,9 +12,11 @@ from npu_inductor_compat.patching import Change, Patch, wraps_original
 # result when its arguments are results of such calls or constants, and is made once.
 VARYING = ("program_id", "load", "store", "atomic", "barrier", "assert", "print", "inline_asm", "extern", "descriptor")
 
-READ = "the kernel's Python read a value that differs between programs (an if, range, min or print on it)"
+READ = "the kernel's Python read a value loaded from memory (an if, range, min or print on it)"
 FOREIGN = "the kernel used a value computed outside the interpreter's builder (a transpose, say)"
-COUNTS = {"replayed": 0, "interpreted": 0}  # launches whose later programs were replayed; run each in the interpreter
+# launches whose later programs were replayed, and run each in the interpreter; later programs of replayed launches
+# run in the interpreter as their Python read other values than the first's (a branch on the program id, say)
+COUNTS = {"replayed": 0, "interpreted": 0, "programs interpreted": 0}
 REASONS: dict[str, int] = {}  # why a launch's programs were interpreted, one count a launch
 
 
@@ -76,7 +78,7 @@ class _Recorder:
         self.produced: dict[int, _Ref] = {}  # id of an object a step returned -> where it is found
         self.created: set[int] = set()  # ids of the TensorHandles made while recording
         self.kept: list[Any] = []  # every object whose id is noted above, alive while the ids are read
-        self.reads: set[int] = set()  # the steps whose results the kernel's Python read
+        self.reads: list[tuple[_Ref, Any]] = []  # the results the kernel's Python read, with what it read
         self.why_not: str | None = None
 
     def wrap(self, name: str, method: Any) -> Any:
@@ -139,7 +141,7 @@ class _Recorder:
         if ref is None:
             self.why_not = FOREIGN
         else:
-            self.reads.add(ref.index)
+            self.reads.append((ref, handle.__dict__["data"].copy()))
 
 
 # The builder methods a kernel's Python reaches (InterpreterBuilder, runtime/interpreter.py, Triton 3.3 to 3.7): its
@@ -216,35 +218,82 @@ class _Programs:
         self.fn, self.builder = fn, builder
         self.steps: list[tuple[int, Any, Any, Any, bool]] | None = None  # the varying steps, each with its index
         self.first: list[Any] = []  # what each step returned in the first program
+        self.guards: list[tuple[_Ref, Any]] = []  # the varying values Python read, with what the first program read
+        self.ahead: list[int] | None = []  # the steps to compute before the guards are compared
+        self.interpreted = 0  # later programs whose reads differed, run in the interpreter
         self.why_not: str | None = None
 
     def __call__(self, **args: Any) -> None:
         if self.steps is None and self.why_not is None:
             recorder = _recorded(self.fn, args, self.builder)
             steps, varies = _varying(recorder.steps)
-            self.why_not = recorder.why_not or (READ if any(varies[index] for index in recorder.reads) else None)
+            self.why_not = recorder.why_not
+            self.guards = [(ref, data) for ref, data in recorder.reads if varies[ref.index]]
+            self.ahead = _ahead(recorder.steps, [ref.index for ref, _ in self.guards])
+            if self.ahead is None:
+                self.why_not = self.why_not or READ
             self.steps = steps if self.why_not is None else []
             self.first = recorder.outputs
             return
         if self.why_not is not None:
             self.fn(**args)
             return
+        values = list(self.first)
         try:
-            self._replay()
+            if not self._guarded(values):
+                self.interpreted += 1
+                self.fn(**args)
+                return
+            self._replay(values)
         except Exception as replayed:
             # the interpreter runs this program again, for its own error and traceback in the kernel's source
             self.fn(**args)
             raise replayed
 
-    def _replay(self) -> None:
-        values = list(self.first)
+    def _guarded(self, values: list[Any]) -> bool:
+        """Whether this program's Python reads what the first one's read, so it makes the same steps: the steps
+        those reads come from (pure, and program ids: no memory) computed first, their values compared bit for bit."""
+        if not self.guards:
+            return True
+        by_index = {step[0]: step for step in self.steps or ()}
+        for index in self.ahead or ():
+            if index in by_index:
+                _, method, args, kwargs, held = by_index[index]
+                values[index] = _call(method, args, kwargs, held, values)
+        for ref, data in self.guards:
+            found = _resolve(ref, values).data
+            if found.dtype != data.dtype or found.shape != data.shape or found.tobytes() != data.tobytes():
+                return False
+        return True
+
+    def _replay(self, values: list[Any]) -> None:
+        done = set(self.ahead or ()) if self.guards else set()
         for index, method, args, kwargs, held in self.steps or ():
-            if held:
-                values[index] = method(
-                    *[_resolve(a, values) for a in args], **{k: _resolve(v, values) for k, v in kwargs.items()}
-                )
-            else:
-                values[index] = method(*args, **kwargs)
+            if index not in done:
+                values[index] = _call(method, args, kwargs, held, values)
+
+
+def _call(method: Any, args: Any, kwargs: Any, held: bool, values: list[Any]) -> Any:
+    if not held:
+        return method(*args, **kwargs)
+    return method(*[_resolve(a, values) for a in args], **{k: _resolve(v, values) for k, v in kwargs.items()})
+
+
+def _ahead(steps: list[tuple[str, Any, Any, Any, bool]], wanted: list[int]) -> list[int] | None:
+    """The steps the values Python read come from, in order, where none touches memory or has an effect (program
+    ids and pure steps: a later program computes them before making any other step); None where one does."""
+    needed: set[int] = set()
+    stack = list(wanted)
+    while stack:
+        index = stack.pop()
+        if index in needed:
+            continue
+        name, _, args, kwargs, _ = steps[index]
+        if any(word in name for word in VARYING) and "program_id" not in name:
+            return None
+        needed.add(index)
+        stack += _refs([*args, *kwargs.values()])
+    return sorted(needed)
 
 
 def _varying(steps: list[tuple[str, Any, Any, Any, bool]]) -> tuple[list[tuple[int, Any, Any, Any, bool]], list[bool]]:
@@ -304,6 +353,7 @@ def _replaying(original: Any) -> Any:
             if programs.steps is not None:
                 if programs.why_not is None:
                     COUNTS["replayed"] += 1
+                    COUNTS["programs interpreted"] += programs.interpreted
                 else:
                     COUNTS["interpreted"] += 1
                     REASONS[programs.why_not] = REASONS.get(programs.why_not, 0) + 1
