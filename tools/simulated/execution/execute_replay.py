@@ -117,7 +117,7 @@ class _Recorder:
                 return _Tensor(ref, value.type)
         return value
 
-    def _produce(self, out: Any, index: int, path: tuple[int, ...]) -> None:
+    def _produce(self, out: Any, index: int, path: tuple[int | str, ...]) -> None:
         if out is None or isinstance(out, int | float | str | bytes):
             return
         self.produced[id(out)] = _Ref(index, path)
@@ -161,7 +161,7 @@ def _recorded(fn: Any, args: dict[str, Any], builder: Any) -> _Recorder:
     names = _builder_methods(builder)
     # the interpreter's reductions and scans are steps too: they compute with NumPy from their operands alone
     # (ReduceScanOpInterface.apply, the one entry of ReduceOps and ScanOps, Triton 3.3 to 3.7)
-    folding = getattr(interpreter, "ReduceScanOpInterface", None)
+    folding: Any = getattr(interpreter, "ReduceScanOpInterface", None)
     fold = vars(folding).get("apply") if folding is not None else None
     had = vars(builder).copy()
     handle_class = interpreter.TensorHandle
