@@ -70,7 +70,7 @@ class _Recorder:
     tensor; unfit where that value differs between programs), or a value made outside the steps (a transpose's
     NumPy, say) used. One launch records at a time, as the interpreter runs one (its builder is one object)."""
 
-    def __init__(self, tensor_class: Any = None) -> None:
+    def __init__(self, tensor_class: Any) -> None:
         self.tensor_class = tensor_class  # triton.language's tensor: a reduction's operands and results
         self.depth = 0
         self.steps: list[tuple[str, Any, Any, Any, bool]] = []  # (name, bound method, args, kwargs, hold results?)
@@ -111,7 +111,7 @@ class _Recorder:
             items = [self._template(item, held) for item in value]
             if any(type(item) in (_Ref, _Tensor, _Many) for item in items):
                 return _Many(type(value), items)
-        if self.tensor_class is not None and isinstance(value, self.tensor_class):
+        if isinstance(value, self.tensor_class):
             ref = self._template(value.handle, held)
             if type(ref) is _Ref:
                 return _Tensor(ref, value.type)
@@ -125,7 +125,7 @@ class _Recorder:
         if type(out) in (list, tuple):
             for position, item in enumerate(out):
                 self._produce(item, index, (*path, position))
-        elif self.tensor_class is not None and isinstance(out, self.tensor_class):
+        elif isinstance(out, self.tensor_class):
             self._produce(out.handle, index, (*path, "handle"))
 
     def made(self, handle: Any) -> None:
@@ -217,23 +217,15 @@ class _Programs:
     def __init__(self, fn: Any, builder: Any) -> None:
         self.fn, self.builder = fn, builder
         self.steps: list[tuple[int, Any, Any, Any, bool]] | None = None  # the varying steps, each with its index
+        self.ahead: list[tuple[int, Any, Any, Any, bool]] = []  # those the guards need, taken out of steps
         self.first: list[Any] = []  # what each step returned in the first program
         self.guards: list[tuple[_Ref, Any]] = []  # the varying values Python read, with what the first program read
-        self.ahead: list[int] | None = []  # the steps to compute before the guards are compared
         self.interpreted = 0  # later programs whose reads differed, run in the interpreter
         self.why_not: str | None = None
 
     def __call__(self, **args: Any) -> None:
         if self.steps is None and self.why_not is None:
-            recorder = _recorded(self.fn, args, self.builder)
-            steps, varies = _varying(recorder.steps)
-            self.why_not = recorder.why_not
-            self.guards = [(ref, data) for ref, data in recorder.reads if varies[ref.index]]
-            self.ahead = _ahead(recorder.steps, [ref.index for ref, _ in self.guards])
-            if self.ahead is None:
-                self.why_not = self.why_not or READ
-            self.steps = steps if self.why_not is None else []
-            self.first = recorder.outputs
+            self._record(args)
             return
         if self.why_not is not None:
             self.fn(**args)
@@ -244,33 +236,37 @@ class _Programs:
                 self.interpreted += 1
                 self.fn(**args)
                 return
-            self._replay(values)
+            for index, method, step_args, kwargs, held in self.steps or ():
+                values[index] = _call(method, step_args, kwargs, held, values)
         except Exception as replayed:
             # the interpreter runs this program again, for its own error and traceback in the kernel's source
             self.fn(**args)
             raise replayed
 
+    def _record(self, args: dict[str, Any]) -> None:
+        recorder = _recorded(self.fn, args, self.builder)
+        steps, varies = _varying(recorder.steps)
+        self.guards = [(ref, data) for ref, data in recorder.reads if varies[ref.index]]
+        ahead = _ahead(recorder.steps, [ref.index for ref, _ in self.guards])
+        self.why_not = recorder.why_not or (READ if ahead is None else None)
+        if self.why_not is not None:
+            self.steps = []
+            return
+        needed = set(ahead or ())
+        self.ahead = [step for step in steps if step[0] in needed]
+        self.steps = [step for step in steps if step[0] not in needed]
+        self.first = recorder.outputs
+
     def _guarded(self, values: list[Any]) -> bool:
         """Whether this program's Python reads what the first one's read, so it makes the same steps: the steps
         those reads come from (pure, and program ids: no memory) computed first, their values compared bit for bit."""
-        if not self.guards:
-            return True
-        by_index = {step[0]: step for step in self.steps or ()}
-        for index in self.ahead or ():
-            if index in by_index:
-                _, method, args, kwargs, held = by_index[index]
-                values[index] = _call(method, args, kwargs, held, values)
+        for index, method, args, kwargs, held in self.ahead:
+            values[index] = _call(method, args, kwargs, held, values)
         for ref, data in self.guards:
             found = _resolve(ref, values).data
             if found.dtype != data.dtype or found.shape != data.shape or found.tobytes() != data.tobytes():
                 return False
         return True
-
-    def _replay(self, values: list[Any]) -> None:
-        done = set(self.ahead or ()) if self.guards else set()
-        for index, method, args, kwargs, held in self.steps or ():
-            if index not in done:
-                values[index] = _call(method, args, kwargs, held, values)
 
 
 def _call(method: Any, args: Any, kwargs: Any, held: bool, values: list[Any]) -> Any:
