@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from npu_inductor_compat.patching import Change, Patch, wraps_original
+from npu_inductor_compat.tools.simulated.execution.execute_split import shadowing
 
 # Builder calls whose result may differ between programs however alike their arguments: the program id, memory,
 # and side effects. Any other call (types, constants, arithmetic, shapes) gives every program the first one's
@@ -163,7 +164,6 @@ def _recorded(fn: Any, args: dict[str, Any], builder: Any) -> _Recorder:
     # (ReduceScanOpInterface.apply, the one entry of ReduceOps and ScanOps, Triton 3.3 to 3.7)
     folding: Any = getattr(interpreter, "ReduceScanOpInterface", None)
     fold = vars(folding).get("apply") if folding is not None else None
-    had = vars(builder).copy()
     handle_class = interpreter.TensorHandle
     init = vars(handle_class).get("__init__")
     # every read of a handle's NumPy data goes through a property while recording (a dataclass field lives in the
@@ -172,8 +172,6 @@ def _recorded(fn: Any, args: dict[str, Any], builder: Any) -> _Recorder:
         recorder.why_not = "this Triton's interpreter keeps its values otherwise than the replay reads them"
         fn(**args)
         return recorder
-    for name in names:
-        setattr(builder, name, recorder.wrap(name, getattr(builder, name)))
     if fold is not None:
 
         def apply(self: Any, *rest: Any) -> Any:
@@ -195,17 +193,13 @@ def _recorded(fn: Any, args: dict[str, Any], builder: Any) -> _Recorder:
     handle_class.__init__ = __init__
     handle_class.data = property(read, write)
     try:
-        fn(**args)
+        with shadowing(builder, {name: recorder.wrap(name, getattr(builder, name)) for name in names}):
+            fn(**args)
     finally:
         del handle_class.data
         handle_class.__init__ = init
         if fold is not None:
             folding.apply = fold
-        for name in names:
-            if name in had:
-                setattr(builder, name, had[name])
-            else:
-                vars(builder).pop(name, None)
     return recorder
 
 
@@ -330,22 +324,17 @@ def _replaying(original: Any) -> Any:
         if builder is None or fn is None or not callable(getattr(builder, "set_grid_idx", None)):
             return original(self, *args, **kwargs)
         programs = _Programs(fn, builder)
-        had = vars(builder).copy()
         set_idx = builder.set_grid_idx
 
         def set_grid_idx(x: int, y: int, z: int) -> None:
             self.fn = programs
             set_idx(x, y, z)
 
-        builder.set_grid_idx = set_grid_idx
         try:
-            return original(self, *args, **kwargs)
+            with shadowing(builder, {"set_grid_idx": set_grid_idx}):
+                return original(self, *args, **kwargs)
         finally:
             self.fn = fn
-            if "set_grid_idx" in had:
-                builder.set_grid_idx = had["set_grid_idx"]
-            else:
-                vars(builder).pop("set_grid_idx", None)
             if programs.steps is not None:
                 if programs.why_not is None:
                     COUNTS["replayed"] += 1

@@ -136,7 +136,7 @@ def _programs(executor: Any, grid: tuple[int, int, int], axis: int, start: int, 
     builder = interpreter.interpreter_builder
     own = list(grid)
     own[axis] = stop - start
-    saved_grid, had = executor.grid, vars(builder).copy()
+    saved_grid = executor.grid
     set_idx = builder.set_grid_idx
 
     def set_grid_idx(x: int, y: int, z: int) -> None:
@@ -145,17 +145,32 @@ def _programs(executor: Any, grid: tuple[int, int, int], axis: int, start: int, 
         set_idx(*index)
 
     executor.grid = tuple(own)
-    builder.set_grid_dim = lambda nx, ny, nz: type(builder).set_grid_dim(builder, *grid)
-    builder.set_grid_idx = set_grid_idx
+    whole = {
+        "set_grid_dim": lambda nx, ny, nz: type(builder).set_grid_dim(builder, *grid),
+        "set_grid_idx": set_grid_idx,
+    }
+    try:
+        with shadowing(builder, whole):
+            yield
+    finally:
+        executor.grid = saved_grid
+
+
+@contextmanager
+def shadowing(obj: Any, values: dict[str, Any]) -> Iterator[None]:
+    """Inside, ``obj``'s own attributes ``values`` (over its class's methods, or over what it held); after, ``obj``
+    as it was: an attribute it held is put back, one it did not is removed."""
+    had = vars(obj).copy()
+    for name, value in values.items():
+        setattr(obj, name, value)
     try:
         yield
     finally:
-        executor.grid = saved_grid
-        for name in ("set_grid_dim", "set_grid_idx"):
+        for name in values:
             if name in had:
-                setattr(builder, name, had[name])
+                setattr(obj, name, had[name])
             else:
-                vars(builder).pop(name, None)
+                vars(obj).pop(name, None)
 
 
 def _plan(executor: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, int, list[Any], int] | None:
@@ -350,4 +365,4 @@ SPLIT_RECORD = Patch(
     changes=(Change("triton.runtime.interpreter:GridExecutor.__call__", _split),),
 )
 
-__all__ = ["SPLIT_RECORD"]
+__all__ = ["SPLIT_RECORD", "shadowing"]
